@@ -1,0 +1,36 @@
+// The `strata` binary. Subcommands: `serve` (the LanceDB-compatible REST server).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "server/server.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Strata: an LSM-tree table and vector-search server speaking the LanceDB REST API"};
+  app.require_subcommand(1);
+
+  strata::server::ServerOptions opts;
+  auto* serve = app.add_subcommand("serve", "Run the REST server");
+  serve->add_option("--data", opts.data_dir, "Data directory (created if missing)")
+      ->capture_default_str();
+  serve->add_option("--host", opts.host, "Listen address")->capture_default_str();
+  serve->add_option("--port", opts.port, "TCP port (0 = pick a free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  serve->add_option("--threads", opts.threads, "HTTP worker threads (0 = number of cores)")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
+  serve->add_option("--max-body-bytes", opts.max_body_bytes, "Largest request body in bytes")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 34))
+      ->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+
+  if (serve->parsed()) {
+    strata::Status st = strata::server::RunServer(opts);
+    if (!st.ok()) {
+      std::fprintf(stderr, "strata serve: %s\n", st.ToString().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,22 @@
+// Options of `strata serve`. Plain data; copy freely.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace strata::server {
+
+struct ServerOptions {
+  /// Root data directory; databases are folders under it, tables folders under those.
+  std::string data_dir = "./data";
+  /// Listen address; loopback by default so a fresh install is not exposed.
+  std::string host = "127.0.0.1";
+  /// TCP port; 0 picks a free port (printed on start).
+  int port = 8080;
+  /// HTTP worker threads (0 = hardware concurrency, at least 2).
+  int threads = 0;
+  /// Largest accepted request body in bytes (413 payload_too_large above it).
+  int64_t max_body_bytes = 256LL << 20;
+};
+
+}  // namespace strata::server
