@@ -1,0 +1,47 @@
+// The table catalog: databases (folders under the data root) holding tables (folders under
+// the database, DESIGN.md §3). Opening the catalog replays every table's WAL.
+// Thread-safety: all methods are safe to call concurrently.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arrow/array.h"
+#include "arrow/type.h"
+#include "common/status.h"
+#include "table/table.h"
+
+namespace strata::table {
+
+enum class CreateMode { kCreate, kOverwrite, kExistOk };
+
+class Catalog {
+ public:
+  virtual ~Catalog() = default;
+
+  /// Opens (creating if missing) the data root `root_dir`. Errors: IOError.
+  static Result<std::unique_ptr<Catalog>> Open(const std::string& root_dir);
+
+  /// Table names of `database`, sorted ascending (empty when the database does not exist).
+  virtual Result<std::vector<std::string>> ListTables(const std::string& database) = 0;
+
+  /// Creates table `name` with `schema` and initial rows `batches` (may be empty).
+  /// kCreate on an existing table: AlreadyExists ("table 'x' already exists").
+  /// kExistOk on an existing table: returns the existing table unchanged.
+  /// kOverwrite: replaces schema and rows.
+  /// Errors: Invalid for a bad name (empty, longer than 256 bytes, control characters) or
+  /// batches that do not match the schema.
+  virtual Result<std::shared_ptr<Table>> CreateTable(
+      const std::string& database, const std::string& name, arrow::SchemaPtr schema,
+      const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode) = 0;
+
+  /// The open table. Errors: NotFound ("table 'x' not found").
+  virtual Result<std::shared_ptr<Table>> GetTable(const std::string& database,
+                                                  const std::string& name) = 0;
+
+  /// Removes the table and its files. Errors: NotFound.
+  virtual Status DropTable(const std::string& database, const std::string& name) = 0;
+};
+
+}  // namespace strata::table
