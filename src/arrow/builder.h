@@ -26,8 +26,15 @@ namespace strata::arrow {
 ///   struct: one append to every child builder, then AppendValid().
 /// Any type: AppendNull() (for fixed_size_list and struct it also appends a null / default to
 /// each child so child lengths stay aligned).
+/// Also accepted (range-checked): AppendInt into unsigned ints, AppendUInt into signed ints and
+/// temporal types, AppendDouble into float16 (rounded to nearest even), AppendFloats into
+/// float32 / float64 and into fixed_size_list<float32> (n must be a multiple of the list size;
+/// appends n / list_size valid rows).
 /// Errors: Invalid when the append does not fit the type (wrong kind, value out of range for the
-/// integer width, wrong fixed byte width, list offsets past int32).
+/// integer width, wrong fixed byte width, list offsets past int32), naming the value and type.
+/// A failed append changes nothing.
+/// Buffers: 64-byte aligned (BufferBuilder); the validity bitmap is materialized only once a
+/// null is appended, else buffers[0] is nullptr.
 class ArrayBuilder {
  public:
   explicit ArrayBuilder(DataTypePtr type);
@@ -61,11 +68,17 @@ class ArrayBuilder {
   ArrayBuilder* child(int j) { return children_.at(static_cast<size_t>(j)).get(); }
   int num_children() const { return static_cast<int>(children_.size()); }
 
-  /// Hands over the built array and resets the builder to empty.
+  /// Hands over the built array and resets the builder to empty. Invalid when a
+  /// fixed_size_list / struct child length does not match the rows appended (the builder is
+  /// reset anyway).
   Result<ArrayDataPtr> Finish();
 
  private:
   void AppendValidity(bool valid);
+  void ResetOffsets();
+  Status WrongKind(const char* what) const;
+  Status StoreInteger(int64_t v, bool is_unsigned, uint64_t uv);
+  void AppendEmptySlots(int64_t n);
 
   DataTypePtr type_;
   int64_t length_ = 0;
@@ -89,6 +102,11 @@ class RecordBatchBuilder {
   SchemaPtr schema_;
   std::vector<std::unique_ptr<ArrayBuilder>> columns_;
 };
+
+/// IEEE 754 binary16 conversions: float -> half bits (round to nearest even, overflow to
+/// infinity, NaN kept) and half bits -> float (exact).
+uint16_t FloatToHalfBits(float v);
+float HalfBitsToFloat(uint16_t bits);
 
 /// Convenience: array of int64 / float32 / utf8 values with optional nulls (nullopt = null).
 ArrayDataPtr MakeInt64Array(const std::vector<std::optional<int64_t>>& values);
