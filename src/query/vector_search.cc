@@ -1,0 +1,190 @@
+#include "query/vector_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "arrow/compute/gather.h"
+#include "query/result_columns.h"
+
+namespace strata::query {
+
+namespace {
+
+struct Candidate {
+  float distance;
+  int32_t batch;
+  int64_t row;       // row inside the batch
+  int64_t position;  // row position in the snapshot
+};
+
+// Max-heap order on (distance, position): the heap top is the worst kept candidate.
+inline bool Better(const Candidate& a, const Candidate& b) {
+  return a.distance < b.distance || (a.distance == b.distance && a.position < b.position);
+}
+
+bool IsFloatVectorType(const arrow::DataType& type) {
+  return type.id() == arrow::TypeId::kFixedSizeList &&
+         type.value_type()->id() == arrow::TypeId::kFloat32;
+}
+
+bool IsVectorLike(const arrow::DataType& type) {
+  return type.id() == arrow::TypeId::kFixedSizeList && type.value_type()->is_floating();
+}
+
+}  // namespace
+
+Result<int> ResolveVectorColumn(const arrow::Schema& schema, const std::string& name) {
+  int index = -1;
+  if (!name.empty()) {
+    index = schema.GetFieldIndex(name);
+    if (index < 0) {
+      return Status::Invalid("vector_column '" + name + "' is not in the table schema");
+    }
+  } else {
+    std::vector<int> candidates;
+    for (int i = 0; i < schema.num_fields(); ++i) {
+      if (IsVectorLike(*schema.field(i)->type)) candidates.push_back(i);
+    }
+    if (candidates.empty()) {
+      return Status::Invalid(
+          "the table has no vector column (fixed_size_list<float32>) to search; set "
+          "vector_column");
+    }
+    if (candidates.size() > 1) {
+      std::string names;
+      for (int i : candidates) names += (names.empty() ? "" : ", ") + schema.field(i)->name;
+      return Status::Invalid("the table has several vector columns (" + names +
+                             "); set vector_column to one of them");
+    }
+    index = candidates[0];
+  }
+  const auto& field = schema.field(index);
+  if (!IsFloatVectorType(*field->type)) {
+    if (IsVectorLike(*field->type)) {
+      return Status::NotSupported("vector column '" + field->name + "' has type " +
+                                  field->type->ToString() +
+                                  "; only fixed_size_list<float32> is searchable yet");
+    }
+    return Status::Invalid("column '" + field->name + "' has type " + field->type->ToString() +
+                           ", not a vector type (fixed_size_list<float32>)");
+  }
+  return index;
+}
+
+Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
+                                 const VectorSearchOptions& options) {
+  if (options.k < 1) {
+    return Status::Invalid("k must be >= 1 for a vector search, got " + std::to_string(options.k));
+  }
+  if (options.offset < 0) {
+    return Status::Invalid("offset must be >= 0, got " + std::to_string(options.offset));
+  }
+  if (options.query.empty()) return Status::Invalid("vector: the query vector is empty");
+  for (size_t i = 0; i < options.query.size(); ++i) {
+    if (!std::isfinite(options.query[i])) {
+      return Status::Invalid("vector: element " + std::to_string(i) + " is " +
+                             (std::isnan(options.query[i]) ? "NaN" : "infinite") +
+                             "; query vectors must be finite float32 values");
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(const int vcol, ResolveVectorColumn(*snapshot.schema, options.column));
+  const auto& vfield = snapshot.schema->field(vcol);
+  const int64_t dim = vfield->type->list_size();
+  if (static_cast<int64_t>(options.query.size()) != dim) {
+    return Status::Invalid("vector: the query vector has dimension " +
+                           std::to_string(options.query.size()) + " but column '" + vfield->name +
+                           "' has dimension " + std::to_string(dim));
+  }
+  STRATA_ASSIGN_OR_RETURN(Projection projection,
+                          ResolveProjection(snapshot.schema, options.columns));
+  std::optional<BoundPredicate> filter;
+  if (options.filter) {
+    STRATA_ASSIGN_OR_RETURN(filter, BindPredicate(*options.filter, *snapshot.schema));
+  }
+
+  // Keep the best `want` = k + offset (saturating, at most the row count).
+  int64_t want = options.k;
+  if (options.offset > std::numeric_limits<int64_t>::max() - want) {
+    want = std::numeric_limits<int64_t>::max();
+  } else {
+    want += options.offset;
+  }
+  want = std::min(want, snapshot.num_rows);
+
+  const float* q = options.query.data();
+  const float q_norm = std::sqrt(SquaredNorm(q, dim));
+  std::vector<Candidate> heap;
+  heap.reserve(static_cast<size_t>(std::min<int64_t>(want, 1 << 20)));
+  std::vector<uint8_t> mask;
+  int64_t base = 0;
+  for (size_t b = 0; b < snapshot.batches.size() && want > 0; ++b) {
+    const arrow::RecordBatch& batch = *snapshot.batches[b];
+    const int64_t n = batch.num_rows();
+    const arrow::Array list = batch.column(vcol);
+    const arrow::Array child = list.child(0);
+    const float* values = child.raw_values<float>();
+    const bool list_has_nulls = !list.data()->buffers.empty() && list.data()->buffers[0] != nullptr;
+    const bool child_has_nulls = !child.data()->buffers.empty() &&
+                                 child.data()->buffers[0] != nullptr && child.null_count() != 0;
+    if (filter) EvaluatePredicate(*filter, batch, &mask);
+    for (int64_t i = 0; i < n; ++i) {
+      if (filter && !mask[static_cast<size_t>(i)]) continue;
+      if (list_has_nulls && list.IsNull(i)) continue;
+      const int64_t start = (list.offset() + i) * dim;
+      if (child_has_nulls) {
+        bool any_null = false;
+        for (int64_t j = 0; j < dim && !any_null; ++j) any_null = child.IsNull(start + j);
+        if (any_null) continue;
+      }
+      const float d = Distance(options.distance, q, q_norm, values + start, dim);
+      if (std::isnan(d)) continue;
+      const Candidate c{d, static_cast<int32_t>(b), i, base + i};
+      if (static_cast<int64_t>(heap.size()) < want) {
+        heap.push_back(c);
+        std::push_heap(heap.begin(), heap.end(), Better);
+      } else if (Better(c, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), Better);
+        heap.back() = c;
+        std::push_heap(heap.begin(), heap.end(), Better);
+      }
+    }
+    base += n;
+  }
+  std::sort_heap(heap.begin(), heap.end(), Better);  // ascending by (distance, position)
+  const size_t skip = static_cast<size_t>(std::min<int64_t>(options.offset, heap.size()));
+
+  QueryResult result;
+  result.schema = OutputSchema(projection, /*with_distance=*/true, options.with_row_id);
+  const int64_t out_rows = static_cast<int64_t>(heap.size() - skip);
+  std::vector<arrow::ArrayDataPtr> columns;
+  for (size_t c = 0; c < projection.indices.size(); ++c) {
+    const int src = projection.indices[c];
+    std::vector<arrow::compute::Span> spans;
+    spans.reserve(static_cast<size_t>(out_rows));
+    for (size_t r = skip; r < heap.size(); ++r) {
+      const Candidate& cand = heap[r];
+      arrow::compute::AddSpan(
+          &spans,
+          {snapshot.batches[static_cast<size_t>(cand.batch)]->column_data(src).get(), cand.row, 1});
+    }
+    STRATA_ASSIGN_OR_RETURN(
+        arrow::ArrayDataPtr col,
+        arrow::compute::GatherSpans(projection.schema->field(static_cast<int>(c))->type, spans));
+    columns.push_back(std::move(col));
+  }
+  std::vector<float> distances;
+  std::vector<uint64_t> row_ids;
+  for (size_t r = skip; r < heap.size(); ++r) {
+    distances.push_back(heap[r].distance);
+    row_ids.push_back(static_cast<uint64_t>(heap[r].position));
+  }
+  columns.push_back(MakeFloat32Values(distances));
+  if (options.with_row_id) columns.push_back(MakeUInt64Array(row_ids));
+  result.num_rows = out_rows;
+  result.batches.push_back(
+      std::make_shared<arrow::RecordBatch>(result.schema, out_rows, std::move(columns)));
+  return result;
+}
+
+}  // namespace strata::query

@@ -1,0 +1,54 @@
+// Exact (brute-force) k-nearest-neighbour search over a snapshot's fixed_size_list<float32>
+// column. Every non-null vector (and, with a filter, every matching row: prefilter semantics)
+// is scored with the distance of distance.h; a bounded max-heap keeps the best k + offset.
+// Rows whose vector is null, holds a null element, or scores NaN are skipped. The result is
+// sorted by distance ascending, ties broken by row position (older first), then `offset` rows
+// are dropped. Cost: O(rows * dim) reads plus O(rows log(k)) heap work.
+// Thread-safety: pure function over an immutable snapshot.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "query/distance.h"
+#include "query/predicate.h"
+#include "query/projection.h"
+#include "query/query_result.h"
+#include "table/table.h"
+
+namespace strata::query {
+
+struct VectorSearchOptions {
+  /// The query vector; its length must equal the column's list size; finite values only.
+  std::vector<float> query;
+  /// Vector column; empty = the table's only fixed_size_list<float32> column.
+  std::string column;
+  /// Number of neighbours (>= 1).
+  int64_t k = 10;
+  /// Best rows to skip before the k returned (>= 0).
+  int64_t offset = 0;
+  DistanceType distance = DistanceType::kL2;
+  /// Output columns; empty = all. `_distance` (float32) is always appended after them.
+  std::vector<ColumnRef> columns;
+  std::optional<EqualsPredicate> filter;
+  /// Append `_rowid` (uint64, the row position in the snapshot) after `_distance`.
+  bool with_row_id = false;
+};
+
+/// Returns one batch of at most k rows: projected columns + `_distance` (+ `_rowid`).
+/// Errors (Invalid, naming the field): k < 1, offset < 0, empty query, a NaN or infinite
+/// query element (its index), dimension mismatch (both dimensions), unknown vector column,
+/// no or several candidate vector columns (listing them), a column that is not
+/// fixed_size_list<float32> (NotSupported for other element types), unknown projected column,
+/// a filter that does not bind.
+Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
+                                 const VectorSearchOptions& options);
+
+/// Index of the vector column `name` (or the only fixed_size_list<float32> column when empty)
+/// in `schema`. Errors as VectorSearch.
+Result<int> ResolveVectorColumn(const arrow::Schema& schema, const std::string& name);
+
+}  // namespace strata::query
