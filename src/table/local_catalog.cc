@@ -1,0 +1,113 @@
+#include "table/local_catalog.h"
+
+#include <algorithm>
+
+#include "format/table_manifest.h"
+#include "io/local_object_store.h"
+#include "table/table_name.h"
+
+namespace strata::table {
+
+Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& root_dir) {
+  STRATA_ASSIGN_OR_RETURN(auto store, io::LocalObjectStore::Open(root_dir));
+  return std::unique_ptr<Catalog>(new LocalCatalog(std::move(store)));
+}
+
+std::string LocalCatalog::TablePrefix(const std::string& database, const std::string& name) {
+  return EncodeNameForDir(database) + "/" + EncodeNameForDir(name);
+}
+
+Result<std::vector<std::string>> LocalCatalog::ListTables(const std::string& database) {
+  STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
+  const std::string db_dir = EncodeNameForDir(database);
+  STRATA_ASSIGN_OR_RETURN(auto dirs, store_->ListChildren(db_dir + "/"));
+  std::vector<std::string> names;
+  for (const auto& dir : dirs) {
+    const std::string prefix = db_dir + "/" + dir;
+    auto decoded = DecodeNameFromDir(dir);
+    if (decoded) {
+      // A table exists once a manifest is committed (creates in flight and drops do not count).
+      STRATA_ASSIGN_OR_RETURN(auto versions, store_->List(prefix + "/_versions/"));
+      if (!versions.empty()) names.push_back(std::move(*decoded));
+    } else if (!dir.empty() && dir[0] == '~') {
+      auto m = format::LoadLatestTableManifest(*store_, prefix);
+      if (m.ok() && m->has_value()) names.push_back((*m)->table_name());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& database,
+                                                            const std::string& name) {
+  auto key = std::make_pair(database, name);
+  auto it = open_.find(key);
+  if (it != open_.end()) return it->second;
+  const std::string prefix = TablePrefix(database, name);
+  STRATA_ASSIGN_OR_RETURN(auto manifest, format::LoadLatestTableManifest(*store_, prefix));
+  if (!manifest || manifest->table_name() != name) {
+    return Status::NotFound("table '" + name + "' not found");
+  }
+  STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest)));
+  open_.emplace(key, table);
+  return table;
+}
+
+Result<std::shared_ptr<Table>> LocalCatalog::GetTable(const std::string& database,
+                                                      const std::string& name) {
+  STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
+  STRATA_RETURN_IF_ERROR(ValidateTableName(name));
+  std::lock_guard<std::mutex> lock(mu_);
+  STRATA_ASSIGN_OR_RETURN(auto t, GetLocked(database, name));
+  return std::shared_ptr<Table>(std::move(t));
+}
+
+Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
+    const std::string& database, const std::string& name, arrow::SchemaPtr schema,
+    const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode) {
+  STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
+  STRATA_RETURN_IF_ERROR(ValidateTableName(name));
+  if (schema == nullptr) return Status::Invalid("table schema is missing");
+  std::lock_guard<std::mutex> lock(mu_);
+  auto existing = GetLocked(database, name);
+  if (existing.ok()) {
+    switch (mode) {
+      case CreateMode::kCreate:
+        return Status::AlreadyExists("table '" + name + "' already exists");
+      case CreateMode::kExistOk:
+        return std::shared_ptr<Table>(*existing);
+      case CreateMode::kOverwrite: {
+        STRATA_RETURN_IF_ERROR((*existing)->Overwrite(schema, batches).status());
+        return std::shared_ptr<Table>(*existing);
+      }
+    }
+  }
+  if (!existing.status().IsNotFound()) return existing.status();
+  STRATA_ASSIGN_OR_RETURN(
+      auto table, LocalTable::Create(store_, TablePrefix(database, name), name, schema, batches));
+  open_.emplace(std::make_pair(database, name), table);
+  return std::shared_ptr<Table>(std::move(table));
+}
+
+Status LocalCatalog::DropTable(const std::string& database, const std::string& name) {
+  STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
+  STRATA_RETURN_IF_ERROR(ValidateTableName(name));
+  std::lock_guard<std::mutex> lock(mu_);
+  auto table = GetLocked(database, name);
+  if (!table.ok()) {
+    if (!table.status().IsNotFound()) {
+      // A table that cannot be opened (corrupt) can still be dropped: remove its files.
+      auto manifest = format::LoadLatestTableManifest(*store_, TablePrefix(database, name));
+      if (manifest.ok() && manifest->has_value()) {
+        STRATA_ASSIGN_OR_RETURN(auto objects, store_->List(TablePrefix(database, name) + "/"));
+        for (const auto& o : objects) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
+        return Status::OK();
+      }
+    }
+    return table.status();
+  }
+  open_.erase(std::make_pair(database, name));
+  return (*table)->Drop();
+}
+
+}  // namespace strata::table

@@ -1,0 +1,50 @@
+// The Catalog over an ObjectStore (DESIGN.md §3): tables live at
+// {root}/{database_dir}/{table_dir}/ where the directory names come from EncodeNameForDir.
+// A directory is a table once it holds a committed manifest. Tables are opened lazily (first
+// GetTable/CreateTable replays the WAL) and then cached; ListTables reads the store, so a
+// restart finds every table.
+// Locking: `mu_` guards open_ and serialises create / get-open / drop (so two creators of one
+// name cannot both win); table operations themselves run under each table's own lock.
+// Thread-safety: every method may be called from many threads at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/object_store.h"
+#include "table/catalog.h"
+#include "table/local_table.h"
+
+namespace strata::table {
+
+class LocalCatalog : public Catalog {
+ public:
+  explicit LocalCatalog(std::shared_ptr<io::ObjectStore> store) : store_(std::move(store)) {}
+
+  Result<std::vector<std::string>> ListTables(const std::string& database) override;
+  Result<std::shared_ptr<Table>> CreateTable(const std::string& database, const std::string& name,
+                                             arrow::SchemaPtr schema,
+                                             const std::vector<arrow::RecordBatchPtr>& batches,
+                                             CreateMode mode) override;
+  Result<std::shared_ptr<Table>> GetTable(const std::string& database,
+                                          const std::string& name) override;
+  Status DropTable(const std::string& database, const std::string& name) override;
+
+  /// Object-store prefix of a table: "{EncodeNameForDir(database)}/{EncodeNameForDir(name)}".
+  static std::string TablePrefix(const std::string& database, const std::string& name);
+
+ private:
+  /// The open table, opening it from its manifest when needed. Caller holds mu_.
+  Result<std::shared_ptr<LocalTable>> GetLocked(const std::string& database,
+                                                const std::string& name);
+
+  const std::shared_ptr<io::ObjectStore> store_;
+  std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<LocalTable>> open_;  // mu_
+};
+
+}  // namespace strata::table

@@ -1,0 +1,189 @@
+#include "table/local_table.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include "format/ids.h"
+#include "format/table_manifest.h"
+#include "shard/batch_conformance.h"
+
+namespace strata::table {
+namespace {
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Opens a fresh shard with `schema`, writes `batches` into it. On failure removes the shard.
+Result<std::pair<std::unique_ptr<shard::ShardWriter>, uint64_t>> WriteFreshShard(
+    const std::shared_ptr<io::ObjectStore>& store, const std::string& prefix,
+    const arrow::SchemaPtr& schema, const std::vector<arrow::RecordBatchPtr>& batches) {
+  STRATA_RETURN_IF_ERROR(shard::ValidateTableSchema(*schema));
+  // Validate before creating anything, so bad input leaves no files behind.
+  STRATA_RETURN_IF_ERROR(shard::ConformBatches(schema, batches).status());
+  const std::string shard_id = format::RandomUuid();
+  auto opened = shard::ShardWriter::Open(store, prefix, shard_id, schema);
+  if (!opened.ok()) return opened.status();
+  auto writer = std::move(opened).value();
+  auto put = writer->Put(batches);
+  if (!put.ok()) {
+    Status cleanup = shard::ShardWriter::RemoveShardFiles(*store, prefix, shard_id);
+    if (!cleanup.ok()) spdlog::warn("cleanup of shard '{}': {}", shard_id, cleanup.ToString());
+    return put.status();
+  }
+  return std::make_pair(std::move(writer), put->wal_position);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectStore> store,
+                                                     std::string prefix, std::string name,
+                                                     format::TableManifest manifest) {
+  std::shared_ptr<LocalTable> t(
+      new LocalTable(std::move(store), std::move(prefix), std::move(name)));
+  STRATA_ASSIGN_OR_RETURN(t->schema_, format::DecodeSchema(manifest.arrow_schema()));
+  if (manifest.shard_ids_size() != 1) {
+    return Status::Corruption("table '" + t->name_ + "' manifest version " +
+                              std::to_string(manifest.version()) + " lists " +
+                              std::to_string(manifest.shard_ids_size()) +
+                              " shards; this build handles exactly 1");
+  }
+  auto writer = shard::ShardWriter::Open(t->store_, t->prefix_, manifest.shard_ids(0), t->schema_);
+  if (!writer.ok()) return writer.status().WithContext("table '" + t->name_ + "'");
+  t->shard_ = std::move(writer).value();
+  t->manifest_ = std::move(manifest);
+  return t;
+}
+
+Result<std::shared_ptr<LocalTable>> LocalTable::Create(
+    std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
+    arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches) {
+  if (schema == nullptr) return Status::Invalid("table schema is missing");
+  STRATA_ASSIGN_OR_RETURN(auto existing, format::LoadLatestTableManifest(*store, prefix));
+  if (existing) return Status::AlreadyExists("table '" + name + "' already exists");
+  // Leftovers of a create that crashed before its manifest committed.
+  STRATA_ASSIGN_OR_RETURN(auto leftovers, store->List(prefix + "/"));
+  for (const auto& o : leftovers) STRATA_RETURN_IF_ERROR(store->Remove(o.key));
+
+  STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
+  STRATA_ASSIGN_OR_RETURN(auto fresh, WriteFreshShard(store, prefix, schema, batches));
+  format::TableManifest m;
+  m.set_version(1);
+  m.set_arrow_schema(std::move(schema_bytes));
+  m.add_shard_ids(fresh.first->shard_id());
+  m.set_created_at_micros(NowMicros());
+  m.set_base_version(1);  // a new table reports version 1 (as Lance tables do)
+  m.set_table_name(name);
+  Status committed = format::CommitTableManifest(*store, prefix, m);
+  if (!committed.ok()) {
+    Status cleanup = shard::ShardWriter::RemoveShardFiles(*store, prefix, fresh.first->shard_id());
+    if (!cleanup.ok()) spdlog::warn("cleanup after failed create: {}", cleanup.ToString());
+    if (committed.IsAlreadyExists()) {
+      return Status::AlreadyExists("table '" + name + "' already exists");
+    }
+    return committed;
+  }
+  std::shared_ptr<LocalTable> t(
+      new LocalTable(std::move(store), std::move(prefix), std::move(name)));
+  t->schema_ = std::move(schema);
+  t->shard_ = std::move(fresh.first);
+  t->manifest_ = std::move(m);
+  return t;
+}
+
+Status LocalTable::CheckNotDropped() const {
+  if (dropped_) return Status::NotFound("table '" + name_ + "' not found (dropped)");
+  return Status::OK();
+}
+
+arrow::SchemaPtr LocalTable::schema() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return schema_;
+}
+
+uint64_t LocalTable::version() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return manifest_.base_version() + shard_->last_wal_position();
+}
+
+std::string LocalTable::shard_id() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return shard_->shard_id();
+}
+
+Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  STRATA_ASSIGN_OR_RETURN(auto put, shard_->Put(batches));
+  return manifest_.base_version() + put.wal_position;
+}
+
+Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
+                                       const std::vector<arrow::RecordBatchPtr>& batches) {
+  if (schema == nullptr) return Status::Invalid("table schema is missing");
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
+  STRATA_ASSIGN_OR_RETURN(auto fresh, WriteFreshShard(store_, prefix_, schema, batches));
+  const uint64_t old_version = manifest_.base_version() + shard_->last_wal_position();
+  format::TableManifest m = manifest_;
+  m.set_version(manifest_.version() + 1);
+  m.set_arrow_schema(std::move(schema_bytes));
+  m.clear_shard_ids();
+  m.add_shard_ids(fresh.first->shard_id());
+  m.clear_primary_key();
+  m.set_created_at_micros(NowMicros());
+  m.set_base_version(old_version + 1);
+  Status committed = format::CommitTableManifest(*store_, prefix_, m);
+  if (!committed.ok()) {
+    Status cleanup =
+        shard::ShardWriter::RemoveShardFiles(*store_, prefix_, fresh.first->shard_id());
+    if (!cleanup.ok()) spdlog::warn("cleanup after failed overwrite: {}", cleanup.ToString());
+    return committed.WithContext("overwrite of table '" + name_ + "'");
+  }
+  const std::string old_shard = shard_->shard_id();
+  manifest_ = std::move(m);
+  schema_ = std::move(schema);
+  shard_ = std::move(fresh.first);
+  Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, old_shard);
+  if (!removed.ok()) {
+    spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, old_shard,
+                 removed.ToString());
+  }
+  return manifest_.base_version() + fresh.second;
+}
+
+TableSnapshot LocalTable::Snapshot() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto snap = shard_->Snapshot();
+  TableSnapshot out;
+  out.schema = schema_;
+  out.version = manifest_.base_version() + snap.last_wal_position;
+  out.batches = std::move(snap.batches);
+  out.num_rows = snap.num_rows;
+  return out;
+}
+
+Status LocalTable::Drop() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  dropped_ = true;
+  STRATA_ASSIGN_OR_RETURN(auto versions, store_->List(prefix_ + "/_versions/"));
+  std::vector<std::pair<uint64_t, std::string>> ordered;
+  for (const auto& o : versions) {
+    std::string name = o.key.substr(o.key.rfind('/') + 1);
+    ordered.emplace_back(std::strtoull(name.c_str(), nullptr, 10), o.key);
+  }
+  std::sort(ordered.begin(), ordered.end());
+  for (const auto& v : ordered) STRATA_RETURN_IF_ERROR(store_->Remove(v.second));
+  STRATA_ASSIGN_OR_RETURN(auto rest, store_->List(prefix_ + "/"));
+  for (const auto& o : rest) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
+  return Status::OK();
+}
+
+}  // namespace strata::table

@@ -1,0 +1,76 @@
+// A table stored through an ObjectStore (DESIGN.md §3): versioned base manifests under
+// {table}/_versions/ and one shard (issue 2: unsharded) under {table}/_mem_wal/{shard_id}/.
+// Versions: version = manifest.base_version + the shard's last WAL position, so every insert
+// (one WAL entry) makes a higher version and versions survive restarts. Overwrite writes the
+// new rows into a fresh shard, then commits a manifest pointing at it (base_version above every
+// earlier version), then swaps it in and removes the old shard's files: readers see either the
+// old schema and rows or the new ones.
+// Locking: `mu_` (shared_mutex) guards manifest_, schema_, shard_ and dropped_; Insert and
+// Snapshot take it shared (the ShardWriter orders concurrent inserts), Overwrite and Drop
+// exclusively.
+// Thread-safety: every method may be called from many threads at once.
+#pragma once
+
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "format/proto/table_manifest.pb.h"
+#include "io/object_store.h"
+#include "shard/shard_writer.h"
+#include "table/table.h"
+
+namespace strata::table {
+
+class LocalTable : public Table {
+ public:
+  /// Opens the table whose newest manifest is `manifest`, replaying its shard's WAL.
+  /// Errors: Corruption (bad schema bytes, no shard, WAL corruption); IOError.
+  static Result<std::shared_ptr<LocalTable>> Open(std::shared_ptr<io::ObjectStore> store,
+                                                  std::string prefix, std::string name,
+                                                  format::TableManifest manifest);
+
+  /// Creates a new table at `prefix` (which must hold no manifest; leftovers of an earlier
+  /// failed create are removed) with `schema` and initial rows `batches`.
+  /// Errors: Invalid (schema or batches; nothing is left behind); AlreadyExists when a
+  /// concurrent creator committed first; IOError.
+  static Result<std::shared_ptr<LocalTable>> Create(
+      std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
+      arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches);
+
+  const std::string& name() const override { return name_; }
+  arrow::SchemaPtr schema() const override;
+  uint64_t version() const override;
+  Result<uint64_t> Insert(const std::vector<arrow::RecordBatchPtr>& batches) override;
+  Result<uint64_t> Overwrite(arrow::SchemaPtr schema,
+                             const std::vector<arrow::RecordBatchPtr>& batches) override;
+  TableSnapshot Snapshot() const override;
+
+  /// Marks the table dropped (later calls fail NotFound) and removes its files: manifests
+  /// first, oldest version first (so a crash mid-drop never exposes an older version), then
+  /// everything else under the prefix.
+  Status Drop();
+
+  /// Object-store prefix of the table ("{database_dir}/{table_dir}").
+  const std::string& prefix() const { return prefix_; }
+  /// Id of the shard currently holding the rows.
+  std::string shard_id() const;
+
+ private:
+  LocalTable(std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name)
+      : store_(std::move(store)), prefix_(std::move(prefix)), name_(std::move(name)) {}
+  Status CheckNotDropped() const;
+
+  const std::shared_ptr<io::ObjectStore> store_;
+  const std::string prefix_;
+  const std::string name_;
+
+  mutable std::shared_mutex mu_;
+  format::TableManifest manifest_;             // guarded by mu_
+  arrow::SchemaPtr schema_;                    // guarded by mu_
+  std::unique_ptr<shard::ShardWriter> shard_;  // guarded by mu_ (pointer); internally locked
+  bool dropped_ = false;                       // guarded by mu_
+};
+
+}  // namespace strata::table

@@ -1,0 +1,61 @@
+// WAL entry naming and encoding (DESIGN.md §3): one entry is one Arrow IPC stream file at
+// "{table}/_mem_wal/{shard_id}/wal/{bit_reversed_position}.arrow", positions from 1, carrying
+// schema metadata "writer_epoch" and "generation" (decimal) and, for data-less fence entries,
+// "fence_sentinel" = "true". Entries always end with the IPC end-of-stream marker, so a file
+// cut at a message boundary is recognised as torn.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arrow/array.h"
+#include "arrow/ipc/writer.h"
+#include "arrow/type.h"
+#include "common/status.h"
+
+namespace strata::wal {
+
+inline constexpr char kWriterEpochKey[] = "writer_epoch";
+inline constexpr char kGenerationKey[] = "generation";
+inline constexpr char kFenceSentinelKey[] = "fence_sentinel";
+
+/// "{shard_prefix}/wal/", where shard_prefix is "{table}/_mem_wal/{shard_id}".
+std::string WalDir(const std::string& shard_prefix);
+/// "{shard_prefix}/wal/{bit_reversed(position)}.arrow".
+std::string WalEntryKey(const std::string& shard_prefix, uint64_t position);
+/// Position of a WAL entry file name ("{64 bits}.arrow", no directory), or nullopt.
+std::optional<uint64_t> ParseWalEntryName(const std::string& name);
+
+/// One decoded WAL entry.
+struct WalEntry {
+  uint64_t position = 0;
+  uint64_t writer_epoch = 0;
+  uint64_t generation = 0;
+  bool fence_sentinel = false;
+  /// The entry's schema without the WAL metadata keys (the table schema when it was written).
+  arrow::SchemaPtr schema;
+  /// Batches under `schema`.
+  std::vector<arrow::RecordBatchPtr> batches;
+  int64_t num_rows = 0;
+};
+
+/// `schema` with the WAL metadata keys set (other schema metadata kept).
+arrow::SchemaPtr WalEntrySchema(const arrow::Schema& schema, uint64_t writer_epoch,
+                                uint64_t generation, bool fence_sentinel = false);
+
+/// Serializes one entry: the batches re-labelled with WalEntrySchema(...), IPC stream with EOS.
+/// Errors: from the IPC writer (Invalid when a batch does not match `schema`).
+Result<std::string> EncodeWalEntry(const arrow::Schema& schema,
+                                   const std::vector<arrow::RecordBatchPtr>& batches,
+                                   uint64_t writer_epoch, uint64_t generation,
+                                   arrow::ipc::Compression compression,
+                                   bool fence_sentinel = false);
+
+/// Parses the bytes of the entry at `position`. Errors: Corruption naming the position and
+/// what is wrong (no EOS marker = torn, IPC decode failure, missing/invalid metadata).
+Result<WalEntry> DecodeWalEntry(uint64_t position, std::string bytes);
+
+}  // namespace strata::wal
