@@ -66,6 +66,25 @@ Result<BufferPtr> DecompressBuffer(Compression codec, const uint8_t* data, int64
   if (uncompressed_size < 0 || size < 0) {
     return Status::Corruption("negative compressed buffer size");
   }
+  // Refuse impossible sizes before allocating: LZ4 expands at most ~255x, and a zstd frame that
+  // records its content size must agree with the prefix.
+  if (codec == Compression::kLz4Frame && uncompressed_size / 256 > size + 65536) {
+    return Status::Corruption("LZ4_FRAME buffer of " + std::to_string(size) +
+                              " bytes cannot hold " + std::to_string(uncompressed_size) +
+                              " uncompressed bytes");
+  }
+  if (codec == Compression::kZstd) {
+    const unsigned long long content = ZSTD_getFrameContentSize(data, static_cast<size_t>(size));
+    if (content == ZSTD_CONTENTSIZE_ERROR) {
+      return Status::Corruption("ZSTD buffer does not start with a valid frame header");
+    }
+    if (content != ZSTD_CONTENTSIZE_UNKNOWN &&
+        content != static_cast<unsigned long long>(uncompressed_size)) {
+      return Status::Corruption("ZSTD frame holds " + std::to_string(content) +
+                                " bytes, the length prefix says " +
+                                std::to_string(uncompressed_size));
+    }
+  }
   BufferPtr out = Buffer::AllocateZeroed(uncompressed_size);
   uint8_t* dst = const_cast<uint8_t*>(out->data());
   const size_t want = static_cast<size_t>(uncompressed_size);

@@ -11,6 +11,12 @@ int32_t LoadI32(const uint8_t* p) {
   return v;
 }
 
+MessageView Eos() {
+  MessageView mv;
+  mv.eos = true;
+  return mv;
+}
+
 }  // namespace
 
 void PadTo(std::string* out, size_t alignment) {
@@ -36,13 +42,13 @@ void AppendEos(std::string* out) {
   out->append(reinterpret_cast<const char*>(&zero), 4);
 }
 
-Result<std::optional<MessageView>> ReadMessageAt(const BufferPtr& data, int64_t pos) {
+Result<MessageView> ReadMessageAt(const BufferPtr& data, int64_t pos) {
   const int64_t size = data->size();
   if (pos < 0 || pos > size) {
     return Status::Corruption("IPC message offset " + std::to_string(pos) +
                               " is outside the data (" + std::to_string(size) + " bytes)");
   }
-  if (pos == size) return std::optional<MessageView>();
+  if (pos == size) return Eos();
   if (size - pos < 4) {
     return Status::Corruption("IPC stream truncated: " + std::to_string(size - pos) +
                               " bytes left at offset " + std::to_string(pos) +
@@ -61,7 +67,7 @@ Result<std::optional<MessageView>> ReadMessageAt(const BufferPtr& data, int64_t 
     len = LoadI32(base + pos + 4);
     prefix = 8;
   }
-  if (len == 0) return std::optional<MessageView>();
+  if (len == 0) return Eos();
   if (len < 0) {
     return Status::Corruption("IPC message at offset " + std::to_string(pos) +
                               " has negative metadata length " + std::to_string(len));
@@ -105,7 +111,7 @@ Result<std::optional<MessageView>> ReadMessageAt(const BufferPtr& data, int64_t 
   }
   mv.body_length = body_len;
   mv.end = mv.body_offset + body_len;
-  return std::optional<MessageView>(std::move(mv));
+  return mv;
 }
 
 }  // namespace strata::arrow::ipc::internal

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "arrow/buffer.h"
@@ -22,6 +21,7 @@ inline constexpr uint32_t kContinuation = 0xFFFFFFFFu;
 /// One decoded message: the verified flatbuffer (kept alive by `metadata`) and the location of
 /// its body inside the input.
 struct MessageView {
+  bool eos = false;    // true: end of stream, no message (other fields unset)
   BufferPtr metadata;  // the flatbuffer bytes (an aligned copy if the input was not)
   const fb::Message* message = nullptr;
   int64_t start = 0;            // offset of the message (its marker or length prefix)
@@ -31,10 +31,10 @@ struct MessageView {
   int64_t end = 0;  // offset just past the body
 };
 
-/// Reads the message starting at `pos` of `data`. Returns nullopt at end-of-stream (an EOS
-/// marker, or `pos` == size). Errors: Corruption when a length is negative or runs past the
-/// data, the flatbuffer fails verification, or the metadata version is older than V4.
-Result<std::optional<MessageView>> ReadMessageAt(const BufferPtr& data, int64_t pos);
+/// Reads the message starting at `pos` of `data`. Returns a view with `eos` set at
+/// end-of-stream (an EOS marker, or `pos` == size). Errors: Corruption when a length is negative or
+/// runs past the data, the flatbuffer fails verification, or the metadata version is older than V4.
+Result<MessageView> ReadMessageAt(const BufferPtr& data, int64_t pos);
 
 /// Appends one framed message (marker, padded length, flatbuffer, zero padding) to `out` and
 /// returns the metadata length written (prefix included). The caller appends the body.

@@ -204,27 +204,27 @@ Result<ReadResult> ReadStream(const BufferPtr& data, const ReadOptions& options)
   if (data == nullptr) return Status::Invalid("IPC stream data is null");
   ReadResult out;
   STRATA_ASSIGN_OR_RETURN(auto first, internal::ReadMessageAt(data, 0));
-  if (!first.has_value()) return Status::Corruption("IPC stream is empty: no schema message");
-  if (first->message->header_type() != fb::MessageHeader::Schema) {
+  if (first.eos) return Status::Corruption("IPC stream is empty: no schema message");
+  if (first.message->header_type() != fb::MessageHeader::Schema) {
     return Status::Corruption("IPC stream does not start with a schema message");
   }
   STRATA_ASSIGN_OR_RETURN(
-      out.schema, internal::DecodeSchema(first->message->header_as_Schema(), options.max_depth));
-  int64_t pos = first->end;
+      out.schema, internal::DecodeSchema(first.message->header_as_Schema(), options.max_depth));
+  int64_t pos = first.end;
   while (true) {
     STRATA_ASSIGN_OR_RETURN(auto mv, internal::ReadMessageAt(data, pos));
-    if (!mv.has_value()) break;
-    if (mv->message->header_type() != fb::MessageHeader::RecordBatch) {
-      return UnexpectedHeader(*mv);
+    if (mv.eos) break;
+    if (mv.message->header_type() != fb::MessageHeader::RecordBatch) {
+      return UnexpectedHeader(mv);
     }
-    auto batch = DecodeBatch(data, *mv, out.schema, options);
+    auto batch = DecodeBatch(data, mv, out.schema, options);
     if (!batch.ok()) {
       return batch.status().WithContext("record batch " +
                                         S(static_cast<int64_t>(out.batches.size())) +
-                                        " at offset " + S(mv->start));
+                                        " at offset " + S(mv.start));
     }
     out.batches.push_back(std::move(batch).value());
-    pos = mv->end;
+    pos = mv.end;
   }
   return out;
 }
@@ -277,13 +277,13 @@ Result<ReadResult> ReadFile(const BufferPtr& data, const ReadOptions& options) {
                                   " is outside [8, " + S(footer_start) + ")");
       }
       STRATA_ASSIGN_OR_RETURN(auto mv, internal::ReadMessageAt(body, b->offset()));
-      if (!mv.has_value()) {
+      if (mv.eos) {
         return Status::Corruption("IPC file block " + S(i) + " points at an end-of-stream marker");
       }
-      if (mv->message->header_type() != fb::MessageHeader::RecordBatch) {
-        return UnexpectedHeader(*mv);
+      if (mv.message->header_type() != fb::MessageHeader::RecordBatch) {
+        return UnexpectedHeader(mv);
       }
-      auto batch = DecodeBatch(body, *mv, out.schema, options);
+      auto batch = DecodeBatch(body, mv, out.schema, options);
       if (!batch.ok()) {
         return batch.status().WithContext("record batch " + S(i) + " at offset " + S(b->offset()));
       }
