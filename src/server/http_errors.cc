@@ -1,0 +1,54 @@
+#include "server/http_errors.h"
+
+#include <nlohmann/json.hpp>
+
+namespace strata::server {
+
+HttpError MapStatus(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk:
+      return {200, "ok"};
+    case StatusCode::kInvalidArgument:
+    case StatusCode::kAlreadyExists:
+    case StatusCode::kNotSupported:
+      return {400, "invalid_input"};
+    case StatusCode::kNotFound:
+      return {404, "table_not_found"};
+    case StatusCode::kPayloadTooLarge:
+      return {413, "payload_too_large"};
+    case StatusCode::kFenced:
+      return {409, "fenced"};
+    case StatusCode::kBackpressure:
+      return {503, "backpressure"};
+    case StatusCode::kWriterPoisoned:
+      return {503, "writer_poisoned"};
+    case StatusCode::kTimeout:
+      return {504, "flush_timeout"};
+    case StatusCode::kIOError:
+    case StatusCode::kCorruption:
+    case StatusCode::kInternal:
+      return {500, "internal"};
+  }
+  return {500, "internal"};
+}
+
+std::string ErrorBody(const std::string& code, const std::string& message) {
+  nlohmann::json body = {{"error", code}, {"message", message}};
+  // Replace invalid UTF-8 (e.g. echoed table names) instead of throwing.
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void SendError(httplib::Response& res, int http_status, const std::string& code,
+               const std::string& message) {
+  res.status = http_status;
+  res.body = ErrorBody(code, message);
+  res.set_header("Content-Type", "application/json");
+}
+
+void SendError(httplib::Response& res, const Status& status) {
+  const HttpError e = MapStatus(status);
+  SendError(res, e.status, e.code, status.message());
+  if (status.code() == StatusCode::kBackpressure) res.set_header("Retry-After", "1");
+}
+
+}  // namespace strata::server

@@ -1,0 +1,36 @@
+// Status -> HTTP status and JSON error body (PROTOCOL.md §0 rule 3):
+//   {"error": "<code>", "message": "<human sentence>"}
+// Codes: invalid_input 400 (InvalidArgument, AlreadyExists, NotSupported), table_not_found 404,
+// payload_too_large 413, fenced 409, backpressure 503 (+ Retry-After: 1), writer_poisoned 503,
+// flush_timeout 504, internal 500 (IOError, Corruption, Internal).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+
+#include <httplib.h>
+
+#include "common/status.h"
+
+namespace strata::server {
+
+struct HttpError {
+  int status = 500;
+  const char* code = "internal";
+};
+
+/// The HTTP status and error code of a non-OK `status`.
+HttpError MapStatus(const Status& status);
+
+/// The JSON error body {"error": code, "message": message} (compact).
+std::string ErrorBody(const std::string& code, const std::string& message);
+
+/// Fills `res` with the error of `status` (status code, JSON body, Retry-After for 503
+/// backpressure).
+void SendError(httplib::Response& res, const Status& status);
+
+/// Fills `res` with an explicit HTTP status, error code and message.
+void SendError(httplib::Response& res, int http_status, const std::string& code,
+               const std::string& message);
+
+}  // namespace strata::server

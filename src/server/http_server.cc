@@ -1,0 +1,66 @@
+#include "server/http_server.h"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+
+#include <spdlog/spdlog.h>
+
+#include "server/router.h"
+
+namespace strata::server {
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& options) {
+  std::signal(SIGPIPE, SIG_IGN);
+  std::unique_ptr<HttpServer> server(new HttpServer());
+  server->ctx_.options = options;
+  STRATA_ASSIGN_OR_RETURN(server->ctx_.catalog, table::Catalog::Open(options.data_dir));
+
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  // Each keep-alive connection holds a worker while it is open, so keep a generous pool.
+  const size_t threads =
+      options.threads > 0 ? static_cast<size_t>(options.threads) : std::max<size_t>(8, 2 * hw);
+  server->svr_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // Large uploads and results over slow links: be patient with reads and writes.
+  server->svr_.set_read_timeout(60);
+  server->svr_.set_write_timeout(60);
+  RegisterRoutes(server->svr_, server->ctx_);
+
+  int port = options.port;
+  if (port == 0) {
+    port = server->svr_.bind_to_any_port(options.host);
+    if (port < 0) port = 0;
+  } else if (!server->svr_.bind_to_port(options.host, port)) {
+    port = 0;
+  }
+  if (port <= 0) {
+    return Status::IOError("cannot listen on " + options.host + ":" + std::to_string(options.port) +
+                           " (address in use or not local?)");
+  }
+  server->port_ = port;
+  HttpServer* self = server.get();
+  server->listener_ = std::thread([self] {
+    if (!self->svr_.listen_after_bind()) spdlog::debug("listener stopped");
+    self->listener_done_.store(true);
+  });
+  return server;
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+std::string HttpServer::url() const {
+  return "http://" + ctx_.options.host + ":" + std::to_string(port_);
+}
+
+void HttpServer::Stop() {
+  if (!listener_.joinable()) return;
+  // The listener thread may not have entered its accept loop yet; stop() only acts once it
+  // has, so retry until the loop ends.
+  while (!listener_done_.load()) {
+    if (svr_.is_running()) svr_.stop();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  listener_.join();
+}
+
+}  // namespace strata::server

@@ -1,0 +1,248 @@
+#include "server/query_request.h"
+
+#include <cctype>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace strata::server {
+
+namespace {
+
+using nlohmann::json;
+
+Result<json> ParseObject(std::string_view body, const char* route, bool allow_empty) {
+  size_t first = 0;
+  while (first < body.size() && std::isspace(static_cast<unsigned char>(body[first]))) ++first;
+  if (first == body.size()) {
+    if (allow_empty) return json::object();
+    return Status::Invalid(std::string(route) +
+                           ": the request body is empty; expected a JSON object");
+  }
+  json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return Status::Invalid(std::string(route) + ": the request body is not valid JSON");
+  }
+  if (!j.is_object()) {
+    return Status::Invalid(std::string(route) + ": the request body must be a JSON object");
+  }
+  return j;
+}
+
+bool IsNull(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it == j.end() || it->is_null();
+}
+
+Result<std::optional<int64_t>> GetInt(const json& j, const char* key, int64_t min_value) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<int64_t>();
+  int64_t v = 0;
+  if (it->is_number_unsigned()) {
+    const uint64_t u = it->get<uint64_t>();
+    if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return Status::Invalid(std::string(key) + " must be at most 9223372036854775807, got " +
+                             std::to_string(u));
+    }
+    v = static_cast<int64_t>(u);
+  } else if (it->is_number_integer()) {
+    v = it->get<int64_t>();
+  } else {
+    return Status::Invalid(std::string(key) + " must be an integer, got " + it->dump());
+  }
+  if (v < min_value) {
+    return Status::Invalid(std::string(key) + " must be >= " + std::to_string(min_value) +
+                           ", got " + std::to_string(v));
+  }
+  return std::optional<int64_t>(v);
+}
+
+Result<std::optional<std::string>> GetString(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<std::string>();
+  if (!it->is_string()) {
+    return Status::Invalid(std::string(key) + " must be a string, got " + it->dump());
+  }
+  return std::optional<std::string>(it->get<std::string>());
+}
+
+Result<bool> GetBool(const json& j, const char* key, bool fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) {
+    return Status::Invalid(std::string(key) + " must be true or false, got " + it->dump());
+  }
+  return it->get<bool>();
+}
+
+Result<std::optional<uint64_t>> GetVersion(const json& j) {
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> v, GetInt(j, "version", 0));
+  if (!v) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(static_cast<uint64_t>(*v));
+}
+
+// A plain column reference: an identifier, or a `backtick` / "double"-quoted name.
+std::optional<std::string> PlainColumnRef(std::string_view expr) {
+  while (!expr.empty() && std::isspace(static_cast<unsigned char>(expr.front()))) {
+    expr.remove_prefix(1);
+  }
+  while (!expr.empty() && std::isspace(static_cast<unsigned char>(expr.back()))) {
+    expr.remove_suffix(1);
+  }
+  if (expr.empty()) return std::nullopt;
+  const char q = expr.front();
+  if (q == '`' || q == '"') {
+    if (expr.size() < 3 || expr.back() != q) return std::nullopt;
+    std::string out;
+    for (size_t i = 1; i + 1 < expr.size(); ++i) {
+      if (expr[i] == q) {
+        if (i + 2 < expr.size() && expr[i + 1] == q) {
+          out.push_back(q);
+          ++i;
+          continue;
+        }
+        return std::nullopt;
+      }
+      out.push_back(expr[i]);
+    }
+    return out;
+  }
+  if (!(std::isalpha(static_cast<unsigned char>(q)) || q == '_')) return std::nullopt;
+  for (char c : expr) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return std::nullopt;
+  }
+  return std::string(expr);
+}
+
+Result<std::vector<query::ColumnRef>> GetColumns(const json& j) {
+  std::vector<query::ColumnRef> out;
+  auto it = j.find("columns");
+  if (it == j.end() || it->is_null()) return out;
+  if (it->is_array()) {
+    for (const auto& c : *it) {
+      if (!c.is_string()) {
+        return Status::Invalid("columns must be an array of column names, got " + c.dump());
+      }
+      out.push_back({c.get<std::string>(), ""});
+    }
+    return out;
+  }
+  if (it->is_object()) {
+    for (auto kv = it->begin(); kv != it->end(); ++kv) {
+      if (!kv.value().is_string()) {
+        return Status::Invalid("columns: the expression of '" + kv.key() +
+                               "' must be a string, got " + kv.value().dump());
+      }
+      const std::string expr = kv.value().get<std::string>();
+      std::optional<std::string> ref = PlainColumnRef(expr);
+      if (!ref) {
+        return Status::NotSupported("columns: dynamic projection '" + kv.key() + "': '" + expr +
+                                    "' is not supported yet (only plain column references)");
+      }
+      out.push_back({*ref, kv.key()});
+    }
+    return out;
+  }
+  return Status::Invalid("columns must be an array of names or an object {alias: column}, got " +
+                         it->dump());
+}
+
+Result<std::optional<query::EqualsPredicate>> GetFilter(const json& j, const char* key) {
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> sql, GetString(j, key));
+  if (!sql) return std::optional<query::EqualsPredicate>();
+  bool blank = true;
+  for (char c : *sql) blank = blank && std::isspace(static_cast<unsigned char>(c));
+  if (blank) return std::optional<query::EqualsPredicate>();
+  STRATA_ASSIGN_OR_RETURN(query::EqualsPredicate p, query::ParsePredicate(*sql));
+  return std::optional<query::EqualsPredicate>(std::move(p));
+}
+
+Result<std::vector<float>> GetVector(const json& v) {
+  std::vector<float> out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const json& x = v[i];
+    if (x.is_array()) {
+      return Status::NotSupported(
+          "vector: multi-vector queries are not supported yet (send one vector per request)");
+    }
+    if (!x.is_number()) {
+      return Status::Invalid("vector: element " + std::to_string(i) + " must be a number, got " +
+                             x.dump());
+    }
+    out.push_back(static_cast<float>(x.get<double>()));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<QueryRequest> ParseQueryRequest(std::string_view body) {
+  STRATA_ASSIGN_OR_RETURN(json j, ParseObject(body, "query", /*allow_empty=*/false));
+  QueryRequest req;
+  STRATA_ASSIGN_OR_RETURN(req.version, GetVersion(j));
+  if (!IsNull(j, "full_text_query")) {
+    return Status::NotSupported("full_text_query: full-text search is not supported yet");
+  }
+  if (!IsNull(j, "order_by")) return Status::NotSupported("order_by is not supported yet");
+  if (!IsNull(j, "lower_bound") || !IsNull(j, "upper_bound")) {
+    return Status::NotSupported("lower_bound/upper_bound (distance range) is not supported yet");
+  }
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> k, GetInt(j, "k", 0));
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> offset, GetInt(j, "offset", 0));
+  STRATA_ASSIGN_OR_RETURN(std::vector<query::ColumnRef> columns, GetColumns(j));
+  STRATA_ASSIGN_OR_RETURN(std::optional<query::EqualsPredicate> filter, GetFilter(j, "filter"));
+  STRATA_ASSIGN_OR_RETURN(bool with_row_id, GetBool(j, "with_row_id", false));
+  STRATA_ASSIGN_OR_RETURN(bool prefilter, GetBool(j, "prefilter", true));
+  (void)prefilter;  // exact search: pre- and post-filtering differ only in result count
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> distance_type, GetString(j, "distance_type"));
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> vector_column, GetString(j, "vector_column"));
+
+  auto vit = j.find("vector");
+  const bool has_vector = vit != j.end() && !vit->is_null() && !(vit->is_array() && vit->empty());
+  if (vit != j.end() && !vit->is_null() && !vit->is_array()) {
+    return Status::Invalid("vector must be an array of numbers, got " + vit->dump());
+  }
+  if (!has_vector) {
+    query::ScanOptions scan;
+    if (k) scan.limit = *k;
+    if (offset) scan.offset = *offset;
+    scan.columns = std::move(columns);
+    scan.filter = std::move(filter);
+    scan.with_row_id = with_row_id;
+    req.plan = std::move(scan);
+    return req;
+  }
+  query::VectorSearchOptions vs;
+  if (vit->size() == 1 && (*vit)[0].is_array()) {
+    STRATA_ASSIGN_OR_RETURN(vs.query, GetVector((*vit)[0]));  // [[...]] with one vector
+  } else {
+    STRATA_ASSIGN_OR_RETURN(vs.query, GetVector(*vit));
+  }
+  if (k) vs.k = *k;
+  if (offset) vs.offset = *offset;
+  if (distance_type) {
+    STRATA_ASSIGN_OR_RETURN(vs.distance, query::ParseDistanceType(*distance_type));
+  }
+  if (vector_column) vs.column = *vector_column;
+  vs.columns = std::move(columns);
+  vs.filter = std::move(filter);
+  vs.with_row_id = with_row_id;
+  req.plan = std::move(vs);
+  return req;
+}
+
+Result<CountRowsRequest> ParseCountRowsRequest(std::string_view body) {
+  STRATA_ASSIGN_OR_RETURN(json j, ParseObject(body, "count_rows", /*allow_empty=*/true));
+  CountRowsRequest req;
+  STRATA_ASSIGN_OR_RETURN(req.version, GetVersion(j));
+  STRATA_ASSIGN_OR_RETURN(req.predicate, GetFilter(j, "predicate"));
+  return req;
+}
+
+Result<std::optional<uint64_t>> ParseDescribeRequest(std::string_view body) {
+  STRATA_ASSIGN_OR_RETURN(json j, ParseObject(body, "describe", /*allow_empty=*/true));
+  return GetVersion(j);
+}
+
+}  // namespace strata::server

@@ -1,0 +1,44 @@
+// Parsing of the JSON bodies of the read routes into query options (PROTOCOL.md §5.1, §5.2).
+// query/: k (int64, i64 max = no limit), vector ([] = plain scan, [f64...] = vector search),
+// distance_type, columns (array of names, or an object {alias: column} whose values are plain
+// column references), offset, filter (`column = literal` only), with_row_id, vector_column,
+// version; vector-only tuning keys (nprobes, ef, refine_factor, ...) are accepted and ignored.
+// Unsupported features are rejected (NotSupported, HTTP 400) instead of being ignored:
+// full_text_query, order_by, multi-vector queries, dynamic projections, lower/upper_bound.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "common/status.h"
+#include "query/predicate.h"
+#include "query/scan.h"
+#include "query/vector_search.h"
+
+namespace strata::server {
+
+/// A parsed query/ body: a plain scan or a vector search, plus the requested version.
+struct QueryRequest {
+  std::variant<query::ScanOptions, query::VectorSearchOptions> plan;
+  std::optional<uint64_t> version;
+};
+
+/// Parses a query/ body. Errors: Invalid naming the key and what was expected; NotSupported
+/// for features not implemented yet.
+Result<QueryRequest> ParseQueryRequest(std::string_view body);
+
+/// A parsed count_rows/ body ({"version"?, "predicate"?}; an empty body is allowed).
+struct CountRowsRequest {
+  std::optional<query::EqualsPredicate> predicate;
+  std::optional<uint64_t> version;
+};
+Result<CountRowsRequest> ParseCountRowsRequest(std::string_view body);
+
+/// The "version" of a describe/ body (empty body or {"version": null|N}).
+Result<std::optional<uint64_t>> ParseDescribeRequest(std::string_view body);
+
+}  // namespace strata::server

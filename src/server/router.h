@@ -1,0 +1,21 @@
+// Registers every route of PROTOCOL.md on a cpp-httplib server and dispatches table routes
+// (`POST /v1/table/{id}/{action}/`) to the handlers of routes.h after reading the body under
+// the body limit. Also installs the JSON error handler (unknown routes -> 404
+// {"error":"not_found"}), the exception handler (500 internal) and the request logger
+// (spdlog: requests at debug, errors at warn).
+// Bodiless POSTs without Content-Length or Transfer-Encoding (RFC 9112 §6.3: zero-length body)
+// are answered from the pre-routing hook, because cpp-httplib 0.11 would otherwise wait for the
+// connection to close.
+// Thread-safety: Register once before listening; handlers then run concurrently.
+#pragma once
+
+#include <httplib.h>
+
+#include "server/server_context.h"
+
+namespace strata::server {
+
+/// Installs routes and hooks on `svr`; `ctx` must outlive the server.
+void RegisterRoutes(httplib::Server& svr, ServerContext& ctx);
+
+}  // namespace strata::server

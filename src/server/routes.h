@@ -1,0 +1,43 @@
+// Route handlers of PROTOCOL.md, grouped by concern (routes_tables.cc: list/create/drop/
+// describe; routes_write.cc: insert; routes_read.cc: count_rows/query). The router
+// (router.cc) reads the body, resolves database and table, and calls these.
+// Every handler fills `res` completely: 2xx with a body, or a JSON error (http_errors.h).
+// Writes never answer 5xx once the write committed (PROTOCOL.md §0 rule 4).
+// Thread-safety: handlers run concurrently on the HTTP worker threads; they share only the
+// thread-safe ServerContext::catalog.
+#pragma once
+
+#include <string>
+
+#include <httplib.h>
+
+#include "arrow/buffer.h"
+#include "server/request_context.h"
+#include "server/server_context.h"
+
+namespace strata::server {
+
+/// One table-scoped request: database, route (table + action), and the whole body.
+struct TableRequest {
+  const httplib::Request* http = nullptr;
+  std::string database;
+  TableRoute route;
+  arrow::BufferPtr body;  // never null (empty when there was no body)
+
+  std::string_view body_view() const { return body->view(); }
+};
+
+/// GET /v1/table/?limit=N&page_token=NAME -> {"tables":[...], "page_token"?}.
+void HandleListTables(ServerContext& ctx, const httplib::Request& req, httplib::Response& res);
+
+void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleDrop(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleInsert(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+
+/// 200 with a compact JSON body.
+void SendJson(httplib::Response& res, const std::string& body);
+
+}  // namespace strata::server

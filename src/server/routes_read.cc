@@ -1,0 +1,58 @@
+// count_rows/ and query/ (PROTOCOL.md §5.1, §5.2). query/ answers an uncompressed Arrow IPC
+// FILE (ARROW1 magic and footer) holding the projected columns, `_distance` for vector
+// searches and `_rowid` when asked.
+#include "arrow/builder.h"
+#include "arrow/ipc/writer.h"
+#include "server/http_errors.h"
+#include "server/query_request.h"
+#include "server/routes.h"
+#include "server/table_helpers.h"
+
+namespace strata::server {
+
+void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  Result<CountRowsRequest> parsed = ParseCountRowsRequest(req.body_view());
+  if (!parsed.ok()) return SendError(res, parsed.status());
+  Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
+  if (!t.ok()) return SendError(res, t.status());
+  const table::TableSnapshot snap = (*t)->Snapshot();
+  Status st = CheckVersion(snap, parsed->version, req.route.table);
+  if (!st.ok()) return SendError(res, st);
+  int64_t count = snap.num_rows;
+  if (parsed->predicate) {
+    Result<int64_t> n = query::CountMatching(*parsed->predicate, snap);
+    if (!n.ok()) return SendError(res, n.status());
+    count = *n;
+  }
+  SendJson(res, std::to_string(count));
+}
+
+void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  Result<QueryRequest> parsed = ParseQueryRequest(req.body_view());
+  if (!parsed.ok()) return SendError(res, parsed.status());
+  Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
+  if (!t.ok()) return SendError(res, t.status());
+  const table::TableSnapshot snap = (*t)->Snapshot();
+  Status st = CheckVersion(snap, parsed->version, req.route.table);
+  if (!st.ok()) return SendError(res, st);
+
+  Result<query::QueryResult> result =
+      std::holds_alternative<query::VectorSearchOptions>(parsed->plan)
+          ? query::VectorSearch(snap, std::get<query::VectorSearchOptions>(parsed->plan))
+          : query::Scan(snap, std::get<query::ScanOptions>(parsed->plan));
+  if (!result.ok()) return SendError(res, result.status());
+  if (result->batches.empty()) {
+    // Always send one batch, so readers see the columns even with no rows.
+    arrow::RecordBatchBuilder empty(result->schema);
+    Result<arrow::RecordBatchPtr> batch = empty.Finish();
+    if (!batch.ok()) return SendError(res, batch.status());
+    result->batches.push_back(std::move(*batch));
+  }
+  Result<std::string> file = arrow::ipc::WriteFile(*result->schema, result->batches);
+  if (!file.ok()) return SendError(res, file.status());
+  res.status = 200;
+  res.body = std::move(*file);
+  res.set_header("Content-Type", "application/vnd.apache.arrow.file");
+}
+
+}  // namespace strata::server

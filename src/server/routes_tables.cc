@@ -1,0 +1,99 @@
+// Database- and table-level routes: list, create, drop, describe (PROTOCOL.md §4, §5.1).
+#include <algorithm>
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "arrow/json/schema_json.h"
+#include "server/http_errors.h"
+#include "server/query_request.h"
+#include "server/routes.h"
+#include "server/table_helpers.h"
+
+namespace strata::server {
+
+using nlohmann::json;
+
+void SendJson(httplib::Response& res, const std::string& body) {
+  res.status = 200;
+  res.body = body;
+  res.set_header("Content-Type", "application/json");
+}
+
+void HandleListTables(ServerContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  Result<std::string> db = DatabaseOf(req);
+  if (!db.ok()) return SendError(res, db.status());
+  int64_t limit = -1;
+  if (req.has_param("limit")) {
+    const std::string s = req.get_param_value("limit");
+    char* end = nullptr;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (s.empty() || *end != '\0' || v < 0) {
+      return SendError(res, Status::Invalid("limit must be an integer >= 0, got '" + s + "'"));
+    }
+    limit = v;
+  }
+  const std::string page_token =
+      req.has_param("page_token") ? req.get_param_value("page_token") : "";
+  Result<std::vector<std::string>> names = ctx.catalog->ListTables(*db);
+  if (!names.ok()) return SendError(res, names.status());
+  json tables = json::array();
+  std::string last;
+  bool more = false;
+  for (const std::string& name : *names) {  // sorted ascending by the catalog
+    if (!page_token.empty() && name <= page_token) continue;
+    if (limit >= 0 && static_cast<int64_t>(tables.size()) >= limit) {
+      more = true;
+      break;
+    }
+    tables.push_back(name);
+    last = name;
+  }
+  json body = {{"tables", std::move(tables)}};
+  if (more && !last.empty()) body["page_token"] = last;
+  SendJson(res, body.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  table::CreateMode mode = table::CreateMode::kCreate;
+  if (req.http->has_param("mode")) {
+    const std::string m = req.http->get_param_value("mode");
+    if (m == "create") {
+      mode = table::CreateMode::kCreate;
+    } else if (m == "overwrite") {
+      mode = table::CreateMode::kOverwrite;
+    } else if (m == "exist_ok") {
+      mode = table::CreateMode::kExistOk;
+    } else {
+      return SendError(
+          res, Status::Invalid("mode must be create, overwrite or exist_ok, got '" + m + "'"));
+    }
+  }
+  Result<DecodedUpload> upload = DecodeArrowUpload(req.body, "create");
+  if (!upload.ok()) return SendError(res, upload.status());
+  auto created = ctx.catalog->CreateTable(req.database, req.route.table, upload->schema,
+                                          upload->batches, mode);
+  if (!created.ok()) return SendError(res, created.status());
+  SendJson(res, "{}");
+}
+
+void HandleDrop(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  Status st = ctx.catalog->DropTable(req.database, req.route.table);
+  // LanceDB Cloud answers 200 for a missing table too (PROTOCOL.md §2.1, §7 rule 7).
+  if (!st.ok() && !st.IsNotFound()) return SendError(res, st);
+  SendJson(res, "{}");
+}
+
+void HandleDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  Result<std::optional<uint64_t>> version = ParseDescribeRequest(req.body_view());
+  if (!version.ok()) return SendError(res, version.status());
+  Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
+  if (!t.ok()) return SendError(res, t.status());
+  const table::TableSnapshot snap = (*t)->Snapshot();
+  Status st = CheckVersion(snap, *version, req.route.table);
+  if (!st.ok()) return SendError(res, st);
+  json body = {{"version", snap.version}, {"schema", arrow::json::SchemaToJson(*snap.schema)}};
+  SendJson(res, body.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+}  // namespace strata::server

@@ -1,0 +1,18 @@
+// State shared by every route handler of one running server.
+// Thread-safety: immutable after start, except through `catalog`, which is itself thread-safe
+// (table::Catalog: every method may run concurrently).
+#pragma once
+
+#include <memory>
+
+#include "server/server_options.h"
+#include "table/catalog.h"
+
+namespace strata::server {
+
+struct ServerContext {
+  ServerOptions options;
+  std::unique_ptr<table::Catalog> catalog;
+};
+
+}  // namespace strata::server
