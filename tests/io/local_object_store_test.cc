@@ -1,0 +1,108 @@
+#include "io/local_object_store.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "storage_test_util.h"
+
+namespace strata::io {
+namespace {
+
+using strata::testing::TempDir;
+
+TEST(LocalObjectStore, PutGetHeadRangeRemove) {
+  TempDir dir;
+  auto store = LocalObjectStore::Open(dir.path() + "/root");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto& s = **store;
+  ASSERT_TRUE(s.Put("a/b/c.bin", "hello world").ok());
+  EXPECT_EQ(*s.Get("a/b/c.bin"), "hello world");
+  EXPECT_EQ(s.Head("a/b/c.bin")->size, 11);
+  EXPECT_EQ(*s.GetRange("a/b/c.bin", 6, 5), "world");
+  EXPECT_EQ(*s.GetRange("a/b/c.bin", 6, 100), "world");
+  EXPECT_EQ(*s.GetRange("a/b/c.bin", 50, 10), "");
+  // Put replaces.
+  ASSERT_TRUE(s.Put("a/b/c.bin", "bye").ok());
+  EXPECT_EQ(*s.Get("a/b/c.bin"), "bye");
+  EXPECT_TRUE(s.Get("a/b/missing").status().IsNotFound());
+  EXPECT_TRUE(s.Head("a/missing").status().IsNotFound());
+  ASSERT_TRUE(s.Remove("a/b/c.bin").ok());
+  EXPECT_TRUE(s.Get("a/b/c.bin").status().IsNotFound());
+  EXPECT_TRUE(s.Remove("a/b/c.bin").ok());  // idempotent
+  // Empty directories are gone, the root stays.
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/root/a"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() + "/root"));
+}
+
+TEST(LocalObjectStore, PutIfAbsentCollision) {
+  TempDir dir;
+  auto s = *LocalObjectStore::Open(dir.path());
+  ASSERT_TRUE(s->PutIfAbsent("x/1", "first").ok());
+  Status again = s->PutIfAbsent("x/1", "second");
+  EXPECT_EQ(again.code(), StatusCode::kAlreadyExists) << again.ToString();
+  EXPECT_EQ(*s->Get("x/1"), "first");
+  // No temporary files left behind.
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path() + "/x")) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST(LocalObjectStore, PutIfAbsentExactlyOneWinnerAcrossThreads) {
+  TempDir dir;
+  auto s = *LocalObjectStore::Open(dir.path());
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> wins{0}, taken{0};
+    std::vector<std::thread> threads;
+    std::string key = "race/" + std::to_string(round);
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&, t] {
+        Status st = s->PutIfAbsent(key, "writer" + std::to_string(t));
+        if (st.ok()) ++wins;
+        if (st.IsAlreadyExists()) ++taken;
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(wins.load(), 1);
+    EXPECT_EQ(taken.load(), 3);
+  }
+}
+
+TEST(LocalObjectStore, ListByPrefixSortedAndChildren) {
+  TempDir dir;
+  auto s = *LocalObjectStore::Open(dir.path());
+  for (const char* k :
+       {"db/t2/_versions/1.manifest", "db/t1/_versions/2.manifest", "db/t1/_versions/1.manifest",
+        "db/t1/data/x.arrow", "db/t10/a", "other/z"}) {
+    ASSERT_TRUE(s->Put(k, k).ok());
+  }
+  auto all = *s->List("db/t1/");
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].key, "db/t1/_versions/1.manifest");
+  EXPECT_EQ(all[1].key, "db/t1/_versions/2.manifest");
+  EXPECT_EQ(all[2].key, "db/t1/data/x.arrow");
+  EXPECT_EQ(all[2].size, 18);
+  // A plain string prefix also matches "t10".
+  EXPECT_EQ(s->List("db/t1")->size(), 4u);
+  EXPECT_TRUE(s->List("nothing/here/")->empty());
+  EXPECT_EQ(*s->ListChildren("db/"), (std::vector<std::string>{"t1", "t10", "t2"}));
+  EXPECT_EQ(*s->ListChildren(""), (std::vector<std::string>{"db", "other"}));
+  EXPECT_TRUE(s->ListChildren("db").status().IsInvalid());
+}
+
+TEST(LocalObjectStore, RejectsMalformedKeys) {
+  TempDir dir;
+  auto s = *LocalObjectStore::Open(dir.path());
+  for (const char* k : {"", "/abs", "a//b", "a/../b", "./a", "a/"}) {
+    EXPECT_TRUE(s->Put(k, "x").IsInvalid()) << "key '" << k << "'";
+  }
+  EXPECT_TRUE(s->Put(std::string(300, 'a'), "x").IsInvalid());
+}
+
+}  // namespace
+}  // namespace strata::io
