@@ -61,8 +61,8 @@ void BufferBuilder::Reserve(int64_t additional) {
   if (need <= capacity_) return;
   int64_t cap = std::max<int64_t>(PaddedLength(need), std::max<int64_t>(capacity_ * 2, 64));
   uint8_t* p = AlignedAlloc(cap);
+  // Bytes past size_ stay uninitialized until written; Finish() zeroes the padding.
   if (size_ > 0) std::memcpy(p, data_, static_cast<size_t>(size_));
-  std::memset(p + size_, 0, static_cast<size_t>(cap - size_));
   std::free(data_);
   data_ = p;
   capacity_ = cap;
