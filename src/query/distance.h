@@ -3,9 +3,9 @@
 //   l2     = squared Euclidean distance  sum((a_i - b_i)^2)       (no square root)
 //   cosine = 1 - dot(a, b) / (|a| * |b|)
 //   dot    = 1 - dot(a, b)
-// Kernels accumulate in 16 independent float32 lanes so the compiler vectorizes them (AVX2/FMA
-// with -march=x86-64-v3) without -ffast-math; results may differ from a sequential sum in the
-// last bits. Thread-safety: pure functions.
+// Kernels use GCC/Clang vector extensions (8 x float32, several independent accumulators), so
+// the compiler emits AVX2/FMA code with -march=x86-64-v3 without -ffast-math; results may
+// differ from a sequential sum in the last bits. Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>

@@ -24,6 +24,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   // Large uploads and results over slow links: be patient with reads and writes.
   server->svr_.set_read_timeout(60);
   server->svr_.set_write_timeout(60);
+  // An idle keep-alive connection holds a worker, and Stop() waits for it to time out
+  // (cpp-httplib 0.11 checks for shutdown only between requests): keep the idle timeout short
+  // and let a busy connection serve many requests.
+  server->svr_.set_keep_alive_timeout(2);
+  server->svr_.set_keep_alive_max_count(1000);
   RegisterRoutes(server->svr_, server->ctx_);
 
   int port = options.port;
