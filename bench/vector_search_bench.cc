@@ -2,14 +2,23 @@
 // 60,000 x 784 float32 vectors (Fashion-MNIST's shape) in 60 batches of 1,000 rows, k = 10,
 // for each distance type; bytes/s counts the vector bytes scanned per query (188 MB), and
 // BM_ReadVectors sums the same floats, as the memory-bandwidth reference of the same run.
+// BM_HttpQuery runs the same search through the REST server (in-process, loopback,
+// httplib::Client): JSON body with 784 numbers, search, Arrow IPC file answer.
 #include <benchmark/benchmark.h>
 
 #include <memory>
 #include <random>
 #include <vector>
 
+#include <httplib.h>
+
+#include <filesystem>
+#include <string>
+
 #include "arrow/builder.h"
+#include "arrow/ipc/writer.h"
 #include "query/vector_search.h"
+#include "server/http_server.h"
 
 namespace {
 
@@ -78,6 +87,35 @@ void BM_ReadVectors(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kRows * kDim * 4);
 }
 BENCHMARK(BM_ReadVectors)->Unit(benchmark::kMillisecond);
+
+void BM_HttpQuery(benchmark::State& state) {
+  const auto& snap = Snapshot();
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "strata-vector-search-bench";
+  fs::remove_all(dir);
+  server::ServerOptions opts;
+  opts.data_dir = dir.string();
+  opts.port = 0;
+  opts.max_body_bytes = int64_t{1} << 30;
+  auto srv = server::HttpServer::Start(opts);
+  if (!srv.ok()) return state.SkipWithError(srv.status().ToString().c_str());
+  httplib::Client cli("127.0.0.1", (*srv)->port());
+  auto stream = arrow::ipc::WriteStream(*snap.schema, snap.batches);
+  auto created =
+      cli.Post("/v1/table/bench/create/", *stream, "application/vnd.apache.arrow.stream");
+  if (!created || created->status != 200) return state.SkipWithError("create failed");
+  std::string body = "{\"k\":10,\"columns\":[\"id\"],\"vector\":[";
+  for (int i = 0; i < kDim; ++i) body += (i ? "," : "") + std::to_string(100.0 + i % 7);
+  body += "]}";
+  for (auto _ : state) {
+    auto r = cli.Post("/v1/table/bench/query/", body, "application/json");
+    if (!r || r->status != 200) return state.SkipWithError("query failed");
+    benchmark::DoNotOptimize(r->body.size());
+  }
+  (*srv)->Stop();
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_HttpQuery)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "server/router.h"
 
+#include <chrono>
 #include <exception>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +13,16 @@
 namespace strata::server {
 
 namespace {
+
+// Start of the request the current worker thread is serving (set once its headers are parsed;
+// one worker serves one request at a time), for the latency in the request log.
+thread_local std::chrono::steady_clock::time_point t_request_start;
+
+double ElapsedMs() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                   t_request_start)
+      .count();
+}
 
 bool IsKnownUnimplemented(const std::string& action) {
   static const char* const kActions[] = {"update",
@@ -120,6 +131,7 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
 
   // A POST with neither Content-Length nor Transfer-Encoding has an empty body.
   svr.set_pre_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
+    t_request_start = std::chrono::steady_clock::now();
     if (req.method != "POST" || req.has_header("Content-Length") ||
         req.has_header("Transfer-Encoding")) {
       return httplib::Server::HandlerResponse::Unhandled;
@@ -178,9 +190,11 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
       });
   svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     if (res.status >= 400 && res.status != 404) {
-      spdlog::warn("{} {} -> {} {}", req.method, req.target, res.status, res.body.substr(0, 500));
+      spdlog::warn("{} {} -> {} in {:.1f} ms: {}", req.method, req.target, res.status, ElapsedMs(),
+                   res.body.substr(0, 500));
     } else {
-      spdlog::debug("{} {} -> {} ({} bytes)", req.method, req.target, res.status, res.body.size());
+      spdlog::debug("{} {} -> {} ({} bytes) in {:.1f} ms", req.method, req.target, res.status,
+                    res.body.size(), ElapsedMs());
     }
   });
 }
