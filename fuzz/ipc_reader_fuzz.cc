@@ -17,6 +17,7 @@ using namespace strata::arrow;  // NOLINT
 uint64_t Touch(const Array& a) {
   uint64_t h = 0;
   const ArrayData& d = *a.data();
+  if (a.type_id() == TypeId::kNull) return 0;  // no memory behind it, any length is valid
   for (int64_t i = 0; i < a.length(); ++i) {
     if (a.IsNull(i)) continue;
     switch (a.type_id()) {

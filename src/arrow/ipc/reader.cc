@@ -19,6 +19,16 @@ using internal::MessageView;
 
 std::string S(int64_t v) { return std::to_string(v); }
 
+// Copies a flatbuffers struct out of a vector. The Verifier checks a struct vector's length
+// prefix only for 4-byte alignment, so the 8-byte-aligned structs inside may be misaligned;
+// reading them in place would be undefined behavior.
+template <typename T>
+T LoadStruct(const T* p) {
+  T v;
+  std::memcpy(static_cast<void*>(&v), static_cast<const void*>(p), sizeof(T));
+  return v;
+}
+
 // A zero-filled 8-byte buffer: stands in for absent buffers of empty arrays (e.g. the offsets
 // of a 0-length utf8 array, which some writers omit).
 const BufferPtr& ZeroBuffer() {
@@ -48,11 +58,11 @@ class BatchDecoder {
       return Status::Corruption("record batch has " + S(nodes ? nodes->size() : 0) +
                                 " field nodes; field '" + f.name + "' needs more");
     }
-    const fb::FieldNode* node = nodes->Get(node_i_++);
+    const fb::FieldNode node = LoadStruct(nodes->Get(node_i_++));
     auto a = std::make_shared<ArrayData>();
     a->type = f.type;
-    a->length = node->length();
-    a->null_count = node->null_count();
+    a->length = node.length();
+    a->null_count = node.null_count();
     if (a->length < 0 || a->null_count < 0 || a->null_count > a->length) {
       return Status::Corruption("field '" + f.name + "' has length " + S(a->length) +
                                 " and null count " + S(a->null_count));
@@ -101,9 +111,9 @@ class BatchDecoder {
       return Status::Corruption("record batch has " + S(bufs ? bufs->size() : 0) +
                                 " buffers; field '" + f.name + "' needs more");
     }
-    const fb::Buffer* b = bufs->Get(buf_i_++);
-    const int64_t off = b->offset();
-    const int64_t len = b->length();
+    const fb::Buffer b = LoadStruct(bufs->Get(buf_i_++));
+    const int64_t off = b.offset();
+    const int64_t len = b.length();
     if (off < 0 || len < 0 || off > mv_.body_length || len > mv_.body_length - off) {
       return Status::Corruption("buffer " + S(buf_i_ - 1) + " of field '" + f.name + "' spans [" +
                                 S(off) + ", +" + S(len) + ") outside the message body of " +
@@ -270,7 +280,9 @@ Result<ReadResult> ReadFile(const BufferPtr& data, const ReadOptions& options) {
   // Messages must lie between the leading magic and the footer.
   BufferPtr body = data->Slice(0, footer_start);
   if (footer->recordBatches() != nullptr) {
-    for (const fb::Block* b : *footer->recordBatches()) {
+    for (const fb::Block* bp : *footer->recordBatches()) {
+      const fb::Block block = LoadStruct(bp);
+      const fb::Block* b = &block;
       const int64_t i = static_cast<int64_t>(out.batches.size());
       if (b->offset() < 8 || b->offset() >= footer_start) {
         return Status::Corruption("IPC file block " + S(i) + " offset " + S(b->offset()) +
