@@ -1,63 +1,163 @@
-// The MemTable batch store (DESIGN.md §1, §4): an append-only list of record batches of one
-// shard with 0-based row positions (row i of the k-th batch has position
-// rows_before(k) + i; a higher position is newer), row and byte counters, and the WAL position
-// of the newest entry it holds. Snapshots are cheap copies of the batch list (the batches
-// themselves are immutable and shared), readable while appends continue.
-// Locking: `mu_` (a shared_mutex) guards batches_, batch_starts_ and last_wal_position_;
-// Append takes it exclusively for the push_back only, Snapshot/Locate share it. The counters
-// are atomics readable without the lock.
-// Thread-safety: every method may be called from many threads at once.
+// The MemTable (DESIGN.md §1, §4, §5): an append-only list of record batches of one shard and
+// one generation, with 0-based row positions (row i of the k-th batch has position
+// rows_before(k) + i; a higher position is newer), its IndexStore (primary-key index: encoded
+// key -> newest row position), a visibility watermark, row/byte counters, age, and a frozen
+// flag.
+//
+// Visibility: Insert appends and indexes rows but leaves them invisible; MarkDurable(end, pos)
+// moves the watermark to `end` once the WAL entry holding them is durable (the ShardWriter
+// calls it from WalWriter's OnDurable, which runs in WAL order, so the watermark only moves
+// forward over contiguous rows). Snapshots, Lookup and SupersededRows only see rows below the
+// watermark: a reader never sees a row that could be lost in a crash. Non-durable puts and WAL
+// replay use InsertVisible (insert + watermark at once). A snapshot's batches end exactly at
+// the watermark because every Insert is covered by one MarkDurable.
+//
+// Keys: with key columns set (MemTableOptions::key_columns: the declared primary key, or the
+// hidden `_rowid` column, see hidden_columns.h) every row is indexed under its
+// order-preserving encoded key (format/key_encoding.h). Newest wins: a higher position
+// replaces a lower one of the same key; a row whose `_tombstone` is true deletes its key.
+//
+// Locking: `mu_` (shared_mutex) guards batches_, batch_starts_, indexes_, watermark_,
+// last_wal_position_, frozen_ and first_insert_; writers (Insert, MarkDurable, Freeze,
+// TruncateInvisible) take it exclusively, readers share it. The counters are atomics readable
+// without the lock. Thread-safety: every method may be called from many threads at once; the
+// caller orders Inserts (the ShardWriter's put lock) so that Insert order = WAL order.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <shared_mutex>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "arrow/array.h"
 #include "arrow/type.h"
+#include "common/status.h"
+#include "format/key_encoding.h"
+#include "memtable/index_store.h"
 
 namespace strata::memtable {
 
-/// A consistent read view of a MemTable.
+struct MemTableOptions {
+  /// Generation this MemTable will have when sealed (per shard, from 1).
+  uint64_t generation = 1;
+  /// Storage-schema indexes of the key columns (key order); empty = no primary-key index.
+  std::vector<int> key_columns;
+  /// Storage-schema index of the `_tombstone` bool column, -1 = none.
+  int tombstone_column = -1;
+};
+
+/// Rows [begin, end) of a MemTable.
+struct RowRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+/// A consistent read view of a MemTable: the rows below the watermark at the time of the call.
 struct MemTableSnapshot {
-  std::vector<arrow::RecordBatchPtr> batches;  // oldest first
-  int64_t num_rows = 0;
-  int64_t num_bytes = 0;
-  uint64_t last_wal_position = 0;  // newest WAL entry whose rows are in `batches`, 0 = none
+  std::vector<arrow::RecordBatchPtr> batches;  // oldest first, visible rows only
+  int64_t num_rows = 0;                        // visible rows (= the watermark)
+  int64_t num_bytes = 0;                       // bytes of the visible batches
+  uint64_t last_wal_position = 0;  // newest durable WAL entry whose rows are visible, 0 = none
+  uint64_t generation = 0;
+  bool frozen = false;
 };
 
 class MemTable {
  public:
+  /// A MemTable without key columns or tombstones (issue 2 form), generation 1.
   explicit MemTable(arrow::SchemaPtr schema);
 
-  const arrow::SchemaPtr& schema() const { return schema_; }
+  /// A MemTable of `schema` (the storage schema). Errors: Invalid / NotSupported for bad key
+  /// columns (format::KeyEncoder::Make) or a tombstone column that is not bool.
+  static Result<std::shared_ptr<MemTable>> Make(arrow::SchemaPtr schema,
+                                                MemTableOptions options = {});
 
-  /// Appends `batches` (already validated against the schema; 0-row batches are skipped) that
-  /// came from WAL entry `wal_position` (0 = not logged). Returns the row position of the first
-  /// appended row.
+  const arrow::SchemaPtr& schema() const { return schema_; }
+  uint64_t generation() const { return options_.generation; }
+  const MemTableOptions& options() const { return options_; }
+
+  /// Appends and indexes `batches` (already conformed to the schema; 0-row batches skipped),
+  /// invisible until MarkDurable passes them. Returns their positions.
+  /// Errors: Invalid when the MemTable is frozen (nothing changes).
+  Result<RowRange> Insert(const std::vector<arrow::RecordBatchPtr>& batches);
+  /// Makes rows < `end` visible (the watermark never moves back) and records `wal_position`
+  /// (0 = not logged) as the newest durable entry. `end` must be <= num_rows().
+  void MarkDurable(int64_t end, uint64_t wal_position);
+  /// Insert + MarkDurable(range.end, wal_position): WAL replay and non-durable puts.
+  Result<RowRange> InsertVisible(const std::vector<arrow::RecordBatchPtr>& batches,
+                                 uint64_t wal_position);
+  /// Issue 2 form: InsertVisible; returns the first row's position (-1 if frozen).
   int64_t Append(const std::vector<arrow::RecordBatchPtr>& batches, uint64_t wal_position);
+  /// Drops every row at or past the watermark (rows whose WAL write failed), undoing their
+  /// index entries. The caller must hold off concurrent Inserts. Returns rows dropped.
+  int64_t TruncateInvisible();
+
+  /// Seals the MemTable: later Inserts fail. Idempotent.
+  void Freeze();
+  bool frozen() const;
 
   MemTableSnapshot Snapshot() const;
 
+  /// Newest visible row position (< watermark) whose encoded key is `key`, or nullopt
+  /// (also when the MemTable has no key columns). The row may be a tombstone.
+  std::optional<int64_t> Lookup(std::string_view key) const;
+  /// Same, for rows < `watermark` (a Snapshot's num_rows), for reads at a snapshot.
+  std::optional<int64_t> Lookup(std::string_view key, int64_t watermark) const;
+  /// Ascending positions < `watermark` superseded by a newer row < `watermark` with the same
+  /// key (what a flush writes to deletions.bin). Empty without key columns.
+  std::vector<int64_t> SupersededRows(int64_t watermark) const;
+  /// Encoded keys of rows [begin, end) (clamped to num_rows()); empty without key columns.
+  std::vector<std::string> RowKeys(int64_t begin, int64_t end) const;
+  /// Whether row `position` is a tombstone (false without a tombstone column / out of range).
+  bool IsTombstone(int64_t position) const;
   /// (batch index, row inside the batch) of row `position`, or (-1, -1) when out of range.
   std::pair<int64_t, int64_t> Locate(int64_t position) const;
 
+  /// IndexStore::describe() of this MemTable.
+  std::vector<IndexDescription> DescribeIndexes() const;
+
+  /// Rows inserted (visible or not).
   int64_t num_rows() const { return num_rows_.load(std::memory_order_acquire); }
-  /// Approximate bytes held: the sizes of the column buffers (shared buffers counted once per
+  /// Visible rows (the watermark).
+  int64_t visible_rows() const { return watermark_.load(std::memory_order_acquire); }
+  /// Approximate bytes of the column buffers held (shared buffers counted once per
   /// reference).
   int64_t num_bytes() const { return num_bytes_.load(std::memory_order_acquire); }
+  /// Approximate bytes of the indexes (keys, chains, hash table).
+  int64_t index_bytes() const { return index_bytes_.load(std::memory_order_acquire); }
+  /// num_bytes() + index_bytes(): what counts against max_memtable_bytes/max_unflushed_bytes.
+  int64_t total_bytes() const { return num_bytes() + index_bytes(); }
   int64_t num_batches() const;
+  /// Newest durable WAL position whose rows are visible (0 = none).
+  uint64_t last_wal_position() const;
+  /// Time since the first row was inserted (zero while empty): the age seal trigger.
+  std::chrono::steady_clock::duration age() const;
 
  private:
+  MemTable(arrow::SchemaPtr schema, MemTableOptions options,
+           std::optional<format::KeyEncoder> encoder);
+
   const arrow::SchemaPtr schema_;
+  const MemTableOptions options_;
+  const std::optional<format::KeyEncoder> encoder_;  // set when options_.key_columns is
+
   mutable std::shared_mutex mu_;
   std::vector<arrow::RecordBatchPtr> batches_;  // guarded by mu_
   std::vector<int64_t> batch_starts_;           // guarded by mu_: first row position per batch
+  IndexStore indexes_;                          // guarded by mu_
   uint64_t last_wal_position_ = 0;              // guarded by mu_
+  bool frozen_ = false;                         // guarded by mu_
+  std::optional<std::chrono::steady_clock::time_point> first_insert_;  // guarded by mu_
+  std::atomic<int64_t> watermark_{0};  // written under mu_ (exclusive), read lock-free
   std::atomic<int64_t> num_rows_{0};
   std::atomic<int64_t> num_bytes_{0};
+  std::atomic<int64_t> index_bytes_{0};
 };
 
 /// Sum of the buffer sizes of `data` and its children, bytes.

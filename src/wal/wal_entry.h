@@ -3,6 +3,12 @@
 // schema metadata "writer_epoch" and "generation" (decimal) and, for data-less fence entries,
 // "fence_sentinel" = "true". Entries always end with the IPC end-of-stream marker, so a file
 // cut at a message boundary is recognised as torn.
+//
+// Torn entries are never overwritten (positions are never reused, DESIGN.md §3). A recovering
+// writer that finds torn/corrupt entries at positions [a, b] at the tip of the log leaves
+// them in place and writes its fence sentinel at b + 1 with metadata "fence_skip_from" = a:
+// the sentinel vouches that a..b were unreadable when it was written, so replay skips exactly
+// those positions and nothing else (see wal_reader.h).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -21,6 +27,9 @@ namespace strata::wal {
 inline constexpr char kWriterEpochKey[] = "writer_epoch";
 inline constexpr char kGenerationKey[] = "generation";
 inline constexpr char kFenceSentinelKey[] = "fence_sentinel";
+/// Fence sentinels only: first position of the run of torn entries directly before the
+/// sentinel that replay must skip (absent or 0: none).
+inline constexpr char kFenceSkipFromKey[] = "fence_skip_from";
 
 /// "{shard_prefix}/wal/", where shard_prefix is "{table}/_mem_wal/{shard_id}".
 std::string WalDir(const std::string& shard_prefix);
@@ -35,6 +44,9 @@ struct WalEntry {
   uint64_t writer_epoch = 0;
   uint64_t generation = 0;
   bool fence_sentinel = false;
+  /// Fence sentinels only: positions [fence_skip_from, position) were torn when the sentinel
+  /// was written and are skipped by replay; 0 = none.
+  uint64_t fence_skip_from = 0;
   /// The entry's schema without the WAL metadata keys (the table schema when it was written).
   arrow::SchemaPtr schema;
   /// Batches under `schema`.
@@ -44,15 +56,16 @@ struct WalEntry {
 
 /// `schema` with the WAL metadata keys set (other schema metadata kept).
 arrow::SchemaPtr WalEntrySchema(const arrow::Schema& schema, uint64_t writer_epoch,
-                                uint64_t generation, bool fence_sentinel = false);
+                                uint64_t generation, bool fence_sentinel = false,
+                                uint64_t fence_skip_from = 0);
 
 /// Serializes one entry: the batches re-labelled with WalEntrySchema(...), IPC stream with EOS.
 /// Errors: from the IPC writer (Invalid when a batch does not match `schema`).
 Result<std::string> EncodeWalEntry(const arrow::Schema& schema,
                                    const std::vector<arrow::RecordBatchPtr>& batches,
                                    uint64_t writer_epoch, uint64_t generation,
-                                   arrow::ipc::Compression compression,
-                                   bool fence_sentinel = false);
+                                   arrow::ipc::Compression compression, bool fence_sentinel = false,
+                                   uint64_t fence_skip_from = 0);
 
 /// Parses the bytes of the entry at `position`. Errors: Corruption naming the position and
 /// what is wrong (no EOS marker = torn, IPC decode failure, missing/invalid metadata).
