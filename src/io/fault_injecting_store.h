@@ -109,11 +109,11 @@ class FaultInjectingStore final : public ObjectStore {
 
   const std::shared_ptr<ObjectStore> inner_;
 
-  mutable std::mutex mu_;            // guards rules_, next_id_, hold_epoch_, put_log_
+  mutable std::mutex mu_;  // guards rules_, next_id_, hold_epoch_, put_log_, fail_all_error_
   std::condition_variable hold_cv_;  // signalled when rules are removed or holds released
   std::vector<Rule> rules_;
   int next_id_ = 1;
-  uint64_t hold_epoch_ = 0;  // bumped on every release; a held put waits for a change
+  uint64_t hold_epoch_ = 0;  // bumped on every release (for debugging/inspection)
   std::vector<std::string> put_log_;
   Status fail_all_error_;  // guarded by mu_
 

@@ -1,0 +1,121 @@
+#include "sstable/sstable_reader.h"
+
+#include <algorithm>
+
+#include "arrow/ipc/reader.h"
+#include "sstable/sstable_writer.h"
+
+namespace strata::sstable {
+namespace {
+
+arrow::BufferPtr ToBuffer(std::string bytes) {
+  auto owner = std::make_shared<std::string>(std::move(bytes));
+  return arrow::Buffer::Wrap(owner->data(), static_cast<int64_t>(owner->size()), owner);
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore& store,
+                                                                 const std::string& shard_prefix,
+                                                                 const std::string& dir_name) {
+  STRATA_ASSIGN_OR_RETURN(uint64_t generation, ParseSSTableDirName(dir_name));
+  std::shared_ptr<SSTableReader> r(new SSTableReader());
+  r->generation_ = generation;
+  r->dir_name_ = dir_name;
+  const std::string where = "SSTable " + shard_prefix + "/" + dir_name;
+  auto get = [&](const char* file) -> Result<std::string> {
+    auto bytes = store.Get(SSTableFileKey(shard_prefix, dir_name, file));
+    if (!bytes.ok()) return bytes.status().WithContext(where + "/" + file);
+    r->num_bytes_ += static_cast<int64_t>(bytes->size());
+    return bytes;
+  };
+
+  STRATA_ASSIGN_OR_RETURN(std::string data, get(kDataFile));
+  auto read = arrow::ipc::ReadFile(ToBuffer(std::move(data)));
+  if (!read.ok()) return read.status().WithContext(where + "/" + kDataFile);
+  r->schema_ = read->schema;
+  r->batches_ = std::move(read->batches);
+  for (const auto& b : r->batches_) {
+    r->batch_starts_.push_back(r->num_rows_);
+    r->num_rows_ += b->num_rows();
+  }
+  int t = r->schema_->GetFieldIndex(kTombstoneColumn);
+  if (t >= 0 && r->schema_->field(t)->type->id() == arrow::TypeId::kBool) r->tombstone_column_ = t;
+
+  STRATA_ASSIGN_OR_RETURN(std::string dv_bytes, get(kDeletionsFile));
+  auto dv = format::DeletionVector::Deserialize(dv_bytes);
+  if (!dv.ok()) return dv.status().WithContext(where + "/" + kDeletionsFile);
+  r->deletions_ = std::move(*dv);
+
+  STRATA_ASSIGN_OR_RETURN(std::string pk_bytes, get(kPkIndexFile));
+  auto pk = PkIndex::Deserialize(pk_bytes);
+  if (!pk.ok()) return pk.status().WithContext(where + "/" + kPkIndexFile);
+  r->pk_index_ = std::move(*pk);
+
+  STRATA_ASSIGN_OR_RETURN(std::string bloom_bytes, get(kBloomFilterFile));
+  auto bloom = format::BloomFilter::Deserialize(bloom_bytes);
+  if (!bloom.ok()) return bloom.status().WithContext(where + "/" + kBloomFilterFile);
+  r->bloom_ = std::move(*bloom);
+
+  // Cross-file consistency: every position refers to a row; each row is either the newest
+  // of its key (pk index) or superseded (deletion vector), never both.
+  if (!r->deletions_.empty()) {
+    auto rows = r->deletions_.ToVector();
+    if (static_cast<int64_t>(rows.back()) >= r->num_rows_) {
+      return Status::Corruption(where + ": deletion vector marks row " +
+                                std::to_string(rows.back()) + " of " +
+                                std::to_string(r->num_rows_));
+    }
+  }
+  if (r->pk_index_.size() + static_cast<int64_t>(r->deletions_.cardinality()) != r->num_rows_) {
+    return Status::Corruption(where + ": " + std::to_string(r->pk_index_.size()) + " keys + " +
+                              std::to_string(r->deletions_.cardinality()) +
+                              " superseded rows != " + std::to_string(r->num_rows_) + " rows");
+  }
+  for (int64_t i = 0; i < r->pk_index_.size(); ++i) {
+    int64_t pos = r->pk_index_.position(i);
+    if (pos >= r->num_rows_ || r->deletions_.Contains(static_cast<uint32_t>(pos))) {
+      return Status::Corruption(where + ": pk index entry " + std::to_string(i) +
+                                " points at row " + std::to_string(pos) +
+                                ", which is missing or superseded");
+    }
+  }
+  return std::shared_ptr<const SSTableReader>(std::move(r));
+}
+
+Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(
+    io::ObjectStore& store, const std::string& shard_prefix, const format::SSTableEntry& entry) {
+  STRATA_ASSIGN_OR_RETURN(auto r, Open(store, shard_prefix, entry.path()));
+  if (r->generation() != entry.generation() || r->num_rows() != entry.rows()) {
+    return Status::Corruption("SSTable " + shard_prefix + "/" + entry.path() +
+                              ": manifest says generation " + std::to_string(entry.generation()) +
+                              " with " + std::to_string(entry.rows()) + " rows, files hold " +
+                              "generation " + std::to_string(r->generation()) + " with " +
+                              std::to_string(r->num_rows()) + " rows");
+  }
+  return r;
+}
+
+std::optional<SSTableLookup> SSTableReader::Lookup(std::string_view key) const {
+  if (!bloom_.MayContain(key)) return std::nullopt;
+  auto pos = pk_index_.Find(key);
+  if (!pos) return std::nullopt;
+  return SSTableLookup{*pos, IsTombstone(*pos)};
+}
+
+std::pair<int64_t, int64_t> SSTableReader::Locate(int64_t position) const {
+  if (position < 0 || position >= num_rows_) return {-1, -1};
+  auto it = std::upper_bound(batch_starts_.begin(), batch_starts_.end(), position);
+  int64_t b = static_cast<int64_t>(it - batch_starts_.begin()) - 1;
+  return {b, position - batch_starts_[static_cast<size_t>(b)]};
+}
+
+bool SSTableReader::IsTombstone(int64_t position) const {
+  if (tombstone_column_ < 0) return false;
+  auto [b, row] = Locate(position);
+  if (b < 0) return false;
+  arrow::Array col = batches_[static_cast<size_t>(b)]->column(tombstone_column_);
+  return col.IsValid(row) && col.BoolValue(row);
+}
+
+}  // namespace strata::sstable
