@@ -16,15 +16,63 @@ int64_t ArrayDataBytes(const arrow::ArrayData& data) {
   return n;
 }
 
-MemTable::MemTable(arrow::SchemaPtr schema) : schema_(std::move(schema)) {}
+namespace {
 
-int64_t MemTable::Append(const std::vector<arrow::RecordBatchPtr>& batches, uint64_t wal_position) {
+std::vector<std::string> KeyNames(const arrow::Schema& schema, const std::vector<int>& columns) {
+  std::vector<std::string> names;
+  for (int c : columns) names.push_back(schema.field(c)->name);
+  return names;
+}
+
+}  // namespace
+
+MemTable::MemTable(arrow::SchemaPtr schema) : MemTable(std::move(schema), {}, std::nullopt) {}
+
+MemTable::MemTable(arrow::SchemaPtr schema, MemTableOptions options,
+                   std::optional<format::KeyEncoder> encoder)
+    : schema_(std::move(schema)),
+      options_(std::move(options)),
+      encoder_(std::move(encoder)),
+      indexes_(encoder_ ? KeyNames(*schema_, options_.key_columns) : std::vector<std::string>{}) {}
+
+Result<std::shared_ptr<MemTable>> MemTable::Make(arrow::SchemaPtr schema, MemTableOptions options) {
+  if (schema == nullptr) return Status::Invalid("MemTable schema is null");
+  std::optional<format::KeyEncoder> encoder;
+  if (!options.key_columns.empty()) {
+    STRATA_ASSIGN_OR_RETURN(auto e, format::KeyEncoder::Make(*schema, options.key_columns));
+    encoder = std::move(e);
+  }
+  if (options.tombstone_column >= 0) {
+    if (options.tombstone_column >= schema->num_fields() ||
+        schema->field(options.tombstone_column)->type->id() != arrow::TypeId::kBool) {
+      return Status::Invalid("MemTable tombstone column " +
+                             std::to_string(options.tombstone_column) +
+                             " is not a bool column of the schema");
+    }
+  }
+  return std::shared_ptr<MemTable>(
+      new MemTable(std::move(schema), std::move(options), std::move(encoder)));
+}
+
+Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches) {
   int64_t rows = 0, bytes = 0;
   for (const auto& b : batches) {
     rows += b->num_rows();
     for (const auto& c : b->columns()) bytes += ArrayDataBytes(*c);
   }
+  // Encode keys before taking the lock (pure work on immutable batches).
+  std::vector<std::string> keys;
+  if (encoder_) {
+    keys.reserve(static_cast<size_t>(rows));
+    for (const auto& b : batches) {
+      for (int64_t i = 0; i < b->num_rows(); ++i) keys.push_back(encoder_->Encode(*b, i));
+    }
+  }
   std::unique_lock<std::shared_mutex> lock(mu_);
+  if (frozen_) {
+    return Status::Invalid("MemTable of generation " + std::to_string(options_.generation) +
+                           " is frozen: it takes no more rows");
+  }
   const int64_t first = num_rows_.load(std::memory_order_relaxed);
   int64_t start = first;
   for (const auto& b : batches) {
@@ -33,20 +81,130 @@ int64_t MemTable::Append(const std::vector<arrow::RecordBatchPtr>& batches, uint
     batch_starts_.push_back(start);
     start += b->num_rows();
   }
-  if (wal_position > last_wal_position_) last_wal_position_ = wal_position;
+  if (PrimaryKeyIndex* pk = indexes_.primary_key()) {
+    int64_t pos = first;
+    for (auto& k : keys) pk->Insert(std::move(k), pos++);
+  }
+  if (rows > 0 && !first_insert_) first_insert_ = std::chrono::steady_clock::now();
   num_bytes_.fetch_add(bytes, std::memory_order_release);
+  index_bytes_.store(indexes_.memory_bytes(), std::memory_order_release);
   num_rows_.store(first + rows, std::memory_order_release);
-  return first;
+  return RowRange{first, first + rows};
+}
+
+void MemTable::MarkDurable(int64_t end, uint64_t wal_position) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  end = std::min(end, num_rows_.load(std::memory_order_relaxed));
+  if (end > watermark_.load(std::memory_order_relaxed)) {
+    watermark_.store(end, std::memory_order_release);
+  }
+  if (wal_position > last_wal_position_) last_wal_position_ = wal_position;
+}
+
+Result<RowRange> MemTable::InsertVisible(const std::vector<arrow::RecordBatchPtr>& batches,
+                                         uint64_t wal_position) {
+  STRATA_ASSIGN_OR_RETURN(RowRange r, Insert(batches));
+  MarkDurable(r.end, wal_position);
+  return r;
+}
+
+int64_t MemTable::Append(const std::vector<arrow::RecordBatchPtr>& batches, uint64_t wal_position) {
+  auto r = InsertVisible(batches, wal_position);
+  return r.ok() ? r->begin : -1;
+}
+
+int64_t MemTable::TruncateInvisible() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const int64_t w = watermark_.load(std::memory_order_relaxed);
+  const int64_t n = num_rows_.load(std::memory_order_relaxed);
+  if (n <= w) return 0;
+  int64_t bytes = 0;
+  while (!batch_starts_.empty() && batch_starts_.back() >= w) {
+    for (const auto& c : batches_.back()->columns()) bytes += ArrayDataBytes(*c);
+    batches_.pop_back();
+    batch_starts_.pop_back();
+  }
+  // Every Insert is covered by one MarkDurable, so the watermark sits on a batch boundary;
+  // should it not, the partly visible batch is kept whole.
+  const int64_t kept = batches_.empty() ? 0 : batch_starts_.back() + batches_.back()->num_rows();
+  if (PrimaryKeyIndex* pk = indexes_.primary_key()) pk->TruncateTo(kept);
+  num_bytes_.fetch_sub(bytes, std::memory_order_release);
+  index_bytes_.store(indexes_.memory_bytes(), std::memory_order_release);
+  num_rows_.store(kept, std::memory_order_release);
+  if (kept == 0) first_insert_.reset();
+  return n - kept;
+}
+
+void MemTable::Freeze() {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  frozen_ = true;
+}
+
+bool MemTable::frozen() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return frozen_;
 }
 
 MemTableSnapshot MemTable::Snapshot() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   MemTableSnapshot s;
-  s.batches = batches_;
-  s.num_rows = num_rows_.load(std::memory_order_acquire);
-  s.num_bytes = num_bytes_.load(std::memory_order_acquire);
+  const int64_t w = watermark_.load(std::memory_order_acquire);
+  for (size_t k = 0; k < batches_.size() && batch_starts_[k] < w; ++k) {
+    const auto& b = batches_[k];
+    if (batch_starts_[k] + b->num_rows() <= w) {
+      s.batches.push_back(b);
+    } else {
+      s.batches.push_back(b->Slice(0, w - batch_starts_[k]));
+    }
+    for (const auto& c : s.batches.back()->columns()) s.num_bytes += ArrayDataBytes(*c);
+  }
+  s.num_rows = w;
   s.last_wal_position = last_wal_position_;
+  s.generation = options_.generation;
+  s.frozen = frozen_;
   return s;
+}
+
+std::optional<int64_t> MemTable::Lookup(std::string_view key) const {
+  return Lookup(key, watermark_.load(std::memory_order_acquire));
+}
+
+std::optional<int64_t> MemTable::Lookup(std::string_view key, int64_t watermark) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const PrimaryKeyIndex* pk = indexes_.primary_key();
+  if (pk == nullptr) return std::nullopt;
+  return pk->Lookup(key, std::min(watermark, watermark_.load(std::memory_order_acquire)));
+}
+
+std::vector<int64_t> MemTable::SupersededRows(int64_t watermark) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const PrimaryKeyIndex* pk = indexes_.primary_key();
+  if (pk == nullptr) return {};
+  return pk->SupersededRows(std::min(watermark, watermark_.load(std::memory_order_acquire)));
+}
+
+std::vector<std::string> MemTable::RowKeys(int64_t begin, int64_t end) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const PrimaryKeyIndex* pk = indexes_.primary_key();
+  std::vector<std::string> out;
+  if (pk == nullptr) return out;
+  begin = std::max<int64_t>(begin, 0);
+  end = std::min(end, pk->rows());
+  for (int64_t r = begin; r < end; ++r) out.push_back(pk->key(r));
+  return out;
+}
+
+bool MemTable::IsTombstone(int64_t position) const {
+  if (options_.tombstone_column < 0) return false;
+  auto [k, i] = Locate(position);
+  if (k < 0) return false;
+  arrow::RecordBatchPtr b;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    b = batches_[static_cast<size_t>(k)];
+  }
+  arrow::Array col = b->column(options_.tombstone_column);
+  return col.IsValid(i) && col.BoolValue(i);
 }
 
 std::pair<int64_t, int64_t> MemTable::Locate(int64_t position) const {
@@ -57,9 +215,25 @@ std::pair<int64_t, int64_t> MemTable::Locate(int64_t position) const {
   return {k, position - batch_starts_[static_cast<size_t>(k)]};
 }
 
+std::vector<IndexDescription> MemTable::DescribeIndexes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return indexes_.describe();
+}
+
 int64_t MemTable::num_batches() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return static_cast<int64_t>(batches_.size());
+}
+
+uint64_t MemTable::last_wal_position() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return last_wal_position_;
+}
+
+std::chrono::steady_clock::duration MemTable::age() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (!first_insert_) return std::chrono::steady_clock::duration::zero();
+  return std::chrono::steady_clock::now() - *first_insert_;
 }
 
 }  // namespace strata::memtable

@@ -53,19 +53,25 @@ std::optional<uint64_t> ParseWalEntryName(const std::string& name) {
 }
 
 arrow::SchemaPtr WalEntrySchema(const arrow::Schema& schema, uint64_t writer_epoch,
-                                uint64_t generation, bool fence_sentinel) {
+                                uint64_t generation, bool fence_sentinel,
+                                uint64_t fence_skip_from) {
   arrow::KeyValueMetadata md = schema.metadata();
   md.Set(kWriterEpochKey, std::to_string(writer_epoch));
   md.Set(kGenerationKey, std::to_string(generation));
   if (fence_sentinel) md.Set(kFenceSentinelKey, "true");
+  if (fence_sentinel && fence_skip_from > 0) {
+    md.Set(kFenceSkipFromKey, std::to_string(fence_skip_from));
+  }
   return std::make_shared<arrow::Schema>(schema.fields(), std::move(md));
 }
 
 Result<std::string> EncodeWalEntry(const arrow::Schema& schema,
                                    const std::vector<arrow::RecordBatchPtr>& batches,
                                    uint64_t writer_epoch, uint64_t generation,
-                                   arrow::ipc::Compression compression, bool fence_sentinel) {
-  arrow::SchemaPtr entry_schema = WalEntrySchema(schema, writer_epoch, generation, fence_sentinel);
+                                   arrow::ipc::Compression compression, bool fence_sentinel,
+                                   uint64_t fence_skip_from) {
+  arrow::SchemaPtr entry_schema =
+      WalEntrySchema(schema, writer_epoch, generation, fence_sentinel, fence_skip_from);
   std::vector<arrow::RecordBatchPtr> relabelled;
   relabelled.reserve(batches.size());
   for (const auto& b : batches) {
@@ -96,11 +102,20 @@ Result<WalEntry> DecodeWalEntry(uint64_t position, std::string bytes) {
   STRATA_ASSIGN_OR_RETURN(entry.generation, ParseMetaNumber(md, kGenerationKey, position));
   const std::string* fence = md.Get(kFenceSentinelKey);
   entry.fence_sentinel = fence != nullptr && *fence == "true";
+  if (md.Get(kFenceSkipFromKey) != nullptr) {
+    STRATA_ASSIGN_OR_RETURN(entry.fence_skip_from,
+                            ParseMetaNumber(md, kFenceSkipFromKey, position));
+    if (!entry.fence_sentinel || entry.fence_skip_from >= position) {
+      return Status::Corruption(
+          where + ": metadata 'fence_skip_from' = " + std::to_string(entry.fence_skip_from) +
+          " must be below the position of a fence sentinel");
+    }
+  }
   // Strip the WAL keys so the entry schema compares equal to the table schema.
   std::vector<std::pair<std::string, std::string>> kept;
   for (const auto& kv : md.pairs()) {
     if (kv.first != kWriterEpochKey && kv.first != kGenerationKey &&
-        kv.first != kFenceSentinelKey) {
+        kv.first != kFenceSentinelKey && kv.first != kFenceSkipFromKey) {
       kept.push_back(kv);
     }
   }

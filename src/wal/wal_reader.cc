@@ -25,30 +25,76 @@ Result<WalReplaySummary> WalReader::Replay(io::ObjectStore& store, const std::st
   }
   WalReplaySummary summary;
   summary.max_position_present = present.empty() ? 0 : *present.rbegin();
-  for (uint64_t p = start_position; present.count(p) != 0; ++p) {
-    const std::string key = WalEntryKey(shard_prefix, p);
-    auto bytes = store.Get(key);
-    if (!bytes.ok()) {
-      if (bytes.status().IsNotFound()) break;  // removed since the listing
-      return bytes.status();
+
+  // Reads and decodes position p: the entry, NotFound when it vanished since the listing,
+  // Corruption when unreadable.
+  auto read = [&](uint64_t p) -> Result<WalEntry> {
+    STRATA_ASSIGN_OR_RETURN(std::string bytes, store.Get(WalEntryKey(shard_prefix, p)));
+    return DecodeWalEntry(p, std::move(bytes));
+  };
+  auto deliver = [&](WalEntry&& e) -> Status {
+    summary.rows += e.num_rows;
+    ++summary.entries;
+    if (e.fence_sentinel) ++summary.fence_sentinels;
+    summary.last_position = e.position;
+    summary.last_writer_epoch = e.writer_epoch;
+    summary.last_generation = e.generation;
+    return visit(std::move(e));
+  };
+
+  uint64_t p = start_position;
+  while (present.count(p) != 0) {
+    auto entry = read(p);
+    if (entry.ok()) {
+      STRATA_RETURN_IF_ERROR(deliver(std::move(entry).value()));
+      ++p;
+      continue;
     }
-    auto entry = DecodeWalEntry(p, std::move(bytes).value());
-    if (!entry.ok()) {
-      if (p < summary.max_position_present) {
-        return Status::Corruption(entry.status().message() + " in '" + shard_prefix +
-                                  "', and entries up to position " +
-                                  std::to_string(summary.max_position_present) +
-                                  " follow it: refusing to replay past lost data");
+    if (entry.status().IsNotFound()) break;  // removed since the listing
+    if (!(entry.status().code() == StatusCode::kCorruption)) return entry.status();
+    // An unreadable run starts at p: find its end and what follows it.
+    const uint64_t run_first = p;
+    Status first_error = entry.status();
+    uint64_t q = p + 1;
+    std::optional<WalEntry> after;
+    for (; present.count(q) != 0; ++q) {
+      auto next = read(q);
+      if (next.ok()) {
+        after = std::move(next).value();
+        break;
       }
-      spdlog::warn("WAL of '{}': last entry {} is torn or corrupt ({}); replay ends at entry {}",
-                   shard_prefix, p, entry.status().message(), p - 1);
-      summary.torn_position = p;
+      if (next.status().IsNotFound()) break;
+      if (!(next.status().code() == StatusCode::kCorruption)) return next.status();
+    }
+    const uint64_t run_last = q - 1;
+    if (!after) {
+      if (q <= summary.max_position_present) {
+        return Status::Corruption(first_error.message() + " in '" + shard_prefix + "': positions " +
+                                  std::to_string(run_first) + ".." + std::to_string(run_last) +
+                                  " are unreadable, position " + std::to_string(q) +
+                                  " is missing and entries up to " +
+                                  std::to_string(summary.max_position_present) + " exist");
+      }
+      spdlog::warn(
+          "WAL of '{}': last entries {}..{} are torn or corrupt ({}); replay ends at entry {}",
+          shard_prefix, run_first, run_last, first_error.message(), run_first - 1);
+      summary.torn_position = run_first;
+      summary.torn_last_position = run_last;
       break;
     }
-    summary.rows += entry->num_rows;
-    ++summary.entries;
-    summary.last_position = p;
-    STRATA_RETURN_IF_ERROR(visit(std::move(entry).value()));
+    if (!after->fence_sentinel || after->fence_skip_from == 0 ||
+        after->fence_skip_from > run_first) {
+      return Status::Corruption(first_error.message() + " in '" + shard_prefix +
+                                "', and the entry at position " + std::to_string(q) +
+                                " follows it without vouching for it (not a fence sentinel "
+                                "skipping from <= " +
+                                std::to_string(run_first) + "): refusing to replay past lost data");
+    }
+    spdlog::warn("WAL of '{}': skipping torn entries {}..{} (fence sentinel {} skips from {})",
+                 shard_prefix, run_first, run_last, q, after->fence_skip_from);
+    for (uint64_t s = run_first; s <= run_last; ++s) summary.skipped_positions.push_back(s);
+    STRATA_RETURN_IF_ERROR(deliver(std::move(*after)));
+    p = q + 1;
   }
   return summary;
 }
