@@ -194,7 +194,7 @@ Result<ShardManifest> ShardManifestStore::Claim(int max_attempts) {
     Status st = Commit(next);
     if (st.ok()) return next;
     if (!st.IsAlreadyExists()) return st;
-    spdlog::info("shard '{}': lost the claim race for version {}, retrying", shard_id_,
+    spdlog::debug("shard '{}': lost the claim race for version {}, retrying", shard_id_,
                  next.version());
   }
   return Status::Internal("shard '" + shard_id_ + "': claim lost " + std::to_string(max_attempts) +
