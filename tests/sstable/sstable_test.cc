@@ -307,3 +307,25 @@ TEST_F(SSTableTest, ReaderRejectsCorruptOrMismatchedFiles) {
 
 }  // namespace
 }  // namespace strata::sstable
+
+namespace strata::sstable {
+namespace {
+
+TEST(PkIndex, EveryCorruptedByteOrTruncationIsRejected) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20; ++i) keys.push_back(IdKey(i % 13));
+  const std::string good = PkIndex::Build(keys).Serialize();
+  for (size_t i = 0; i < good.size(); ++i) {
+    std::string b = good;
+    b[i] ^= 0x5a;
+    EXPECT_EQ(PkIndex::Deserialize(b).status().code(), StatusCode::kCorruption) << i;
+    EXPECT_EQ(PkIndex::Deserialize(good.substr(0, i)).status().code(), StatusCode::kCorruption)
+        << i;
+  }
+  auto ok = PkIndex::Deserialize(good);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->size(), 13);
+}
+
+}  // namespace
+}  // namespace strata::sstable
