@@ -27,8 +27,11 @@ Result<QueryResult> Scan(const table::TableSnapshot& snapshot, const ScanOptions
   int64_t remaining = options.limit;
   int64_t base = 0;  // snapshot row position of the current batch's row 0
 
+  // `_rowid`: the hidden key when the table has one, else the snapshot row position.
+  const bool stored_ids = !snapshot.row_ids.empty();
   if (!filter) {
-    for (const auto& batch : snapshot.batches) {
+    for (size_t bi = 0; bi < snapshot.batches.size(); ++bi) {
+      const auto& batch = snapshot.batches[bi];
       const int64_t n = batch->num_rows();
       if (remaining == 0) break;
       if (to_skip >= n) {
@@ -42,7 +45,10 @@ Result<QueryResult> Scan(const table::TableSnapshot& snapshot, const ScanOptions
       remaining -= len;
       arrow::RecordBatchPtr sliced = (start == 0 && len == n) ? batch : batch->Slice(start, len);
       std::vector<arrow::ArrayDataPtr> columns = ApplyProjection(projection, *sliced)->columns();
-      if (options.with_row_id) columns.push_back(MakeRowIdRange(base + start, len));
+      if (options.with_row_id) {
+        columns.push_back(stored_ids ? arrow::Array(snapshot.row_ids[bi]).Slice(start, len).data()
+                                     : MakeRowIdRange(base + start, len));
+      }
       result.batches.push_back(
           std::make_shared<arrow::RecordBatch>(result.schema, len, std::move(columns)));
       result.num_rows += len;
@@ -55,7 +61,8 @@ Result<QueryResult> Scan(const table::TableSnapshot& snapshot, const ScanOptions
   std::vector<std::vector<arrow::compute::Span>> spans(projection.indices.size());
   std::vector<uint64_t> row_ids;
   std::vector<uint8_t> mask;
-  for (const auto& batch : snapshot.batches) {
+  for (size_t bi = 0; bi < snapshot.batches.size(); ++bi) {
+    const auto& batch = snapshot.batches[bi];
     if (remaining == 0) break;
     const int64_t n = batch->num_rows();
     EvaluatePredicate(*filter, *batch, &mask);
@@ -79,7 +86,9 @@ Result<QueryResult> Scan(const table::TableSnapshot& snapshot, const ScanOptions
         }
         if (options.with_row_id) {
           for (int64_t r = 0; r < run_len; ++r) {
-            row_ids.push_back(static_cast<uint64_t>(base + run_start + r));
+            row_ids.push_back(
+                stored_ids ? arrow::Array(snapshot.row_ids[bi]).Value<uint64_t>(run_start + r)
+                           : static_cast<uint64_t>(base + run_start + r));
           }
         }
         remaining -= run_len;

@@ -26,7 +26,8 @@ struct ScanOptions {
   /// Output columns; empty = all.
   std::vector<ColumnRef> columns;
   std::optional<EqualsPredicate> filter;
-  /// Append `_rowid` (uint64): the row's position in the snapshot (0-based, oldest first).
+  /// Append `_rowid` (uint64): the hidden row key of tables without a primary key
+  /// (TableSnapshot::row_ids), else the row position in the snapshot (0-based, oldest first).
   bool with_row_id = false;
 };
 

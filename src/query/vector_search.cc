@@ -177,7 +177,11 @@ Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
   std::vector<uint64_t> row_ids;
   for (size_t r = skip; r < heap.size(); ++r) {
     distances.push_back(heap[r].distance);
-    row_ids.push_back(static_cast<uint64_t>(heap[r].position));
+    // The hidden `_rowid` key when the table has one, else the snapshot row position.
+    row_ids.push_back(snapshot.row_ids.empty()
+                          ? static_cast<uint64_t>(heap[r].position)
+                          : arrow::Array(snapshot.row_ids[static_cast<size_t>(heap[r].batch)])
+                                .Value<uint64_t>(heap[r].row));
   }
   columns.push_back(MakeFloat32Values(distances));
   if (options.with_row_id) columns.push_back(MakeUInt64Array(row_ids));

@@ -26,7 +26,6 @@ double ElapsedMs() {
 
 bool IsKnownUnimplemented(const std::string& action) {
   static const char* const kActions[] = {"update",
-                                         "delete",
                                          "merge_insert",
                                          "create_index",
                                          "index/list",
@@ -49,8 +48,6 @@ bool IsKnownUnimplemented(const std::string& action) {
                                          "analyze_plan",
                                          "rename",
                                          "clone",
-                                         "flush",
-                                         "mem_wal/describe",
                                          "page_cache/prewarm",
                                          "multipart_write/create",
                                          "multipart_write/complete",
@@ -90,6 +87,9 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "insert") return HandleInsert(ctx, req, res);
   if (action == "query") return HandleQuery(ctx, req, res);
   if (action == "drop") return HandleDrop(ctx, req, res);
+  if (action == "delete") return HandleDelete(ctx, req, res);
+  if (action == "flush") return HandleFlush(ctx, req, res);
+  if (action == "mem_wal/describe") return HandleMemWalDescribe(ctx, req, res);
   if (IsKnownUnimplemented(action)) {
     return SendError(res, Status::NotSupported(action + "/ is not supported yet by this server"));
   }

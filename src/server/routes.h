@@ -36,6 +36,11 @@ void HandleDescribe(ServerContext& ctx, const TableRequest& req, httplib::Respon
 void HandleInsert(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// delete/ by `col = literal` predicate -> tombstones (routes_write.cc).
+void HandleDelete(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// flush/ and mem_wal/describe/ (PROTOCOL.md §0 extensions, routes_mem_wal.cc).
+void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 
 /// 200 with a compact JSON body.
 void SendJson(httplib::Response& res, const std::string& body);

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "shard/shard_writer.h"
+
 namespace strata::server {
 
 struct ServerOptions {
@@ -17,6 +19,8 @@ struct ServerOptions {
   int threads = 0;
   /// Largest accepted request body in bytes (413 payload_too_large above it).
   int64_t max_body_bytes = 256LL << 20;
+  /// Shard writer options of every table (MemTable sizes, durability, backpressure).
+  shard::ShardWriterOptions shard;
 };
 
 }  // namespace strata::server

@@ -2,9 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
-#include <chrono>
+#include <algorithm>
+#include <atomic>
+#include <unordered_set>
 
+#include "arrow/builder.h"
+#include "format/shard_manifest.h"
+#include "memtable/hidden_columns.h"
+#include "memtable/memtable.h"
 #include "shard/batch_conformance.h"
+#include "shard/tier_merge.h"
+#include "sstable/sstable_reader.h"
+#include "sstable/sstable_writer.h"
+#include "wal/wal_entry.h"
+#include "wal/wal_reader.h"
+#include "wal/wal_writer.h"
 
 namespace strata::shard {
 
@@ -27,22 +39,117 @@ Status ValidateShardId(const std::string& id) {
   return Status::OK();
 }
 
-/// Moves the torn entry at `position` aside so its position can be written again.
-Status QuarantineEntry(io::ObjectStore& store, const std::string& shard_prefix, uint64_t position) {
-  const std::string key = wal::WalEntryKey(shard_prefix, position);
-  auto bytes = store.Get(key);
-  if (!bytes.ok()) return bytes.status().IsNotFound() ? Status::OK() : bytes.status();
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                    std::chrono::system_clock::now().time_since_epoch())
-                    .count();
-  const std::string dest = shard_prefix + "/wal_quarantine/" + std::to_string(position) + "." +
-                           std::to_string(micros) + ".arrow";
-  STRATA_RETURN_IF_ERROR(store.Put(dest, *bytes));
-  spdlog::warn("moved torn WAL entry '{}' ({} bytes) to '{}'", key, bytes->size(), dest);
-  return store.Remove(key);
-}
-
 }  // namespace
+
+/// One MemTable with its bookkeeping. `mt` is internally locked; `pending` and `rows` are
+/// guarded by Impl::mu_; `last_wal_position` is written by WAL OnDurable callbacks (no mu_).
+struct GenState {
+  uint64_t generation = 0;
+  std::shared_ptr<memtable::MemTable> mt;
+  int64_t pending = 0;  // enqueued WAL appends not yet settled (guarded by mu_)
+  int64_t rows = 0;     // rows inserted, pending ones included (guarded by mu_)
+  std::atomic<uint64_t> last_wal_position{0};
+};
+using GenPtr = std::shared_ptr<GenState>;
+
+struct ShardWriter::Impl {
+  std::shared_ptr<io::ObjectStore> store;
+  std::string shard_id;
+  std::string shard_prefix;
+  ShardWriterOptions options;
+  memtable::StorageLayout layout;
+  std::unique_ptr<format::ShardManifestStore> manifests;
+  std::unique_ptr<wal::WalWriter> wal;  // internally locked; mu_ may be held when calling it
+  uint64_t epoch = 0;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;  // with mu: every state change
+  GenPtr active;               // guarded by mu
+  std::deque<GenPtr> frozen;   // guarded by mu: oldest first
+  std::vector<std::shared_ptr<const sstable::SSTableReader>> sstables;  // mu: ascending gen
+  format::ShardManifest manifest;  // guarded by mu: newest committed by this writer
+  Status sticky;                   // guarded by mu: Fenced / WriterPoisoned
+  bool closed = false;             // guarded by mu
+  uint64_t next_rowid = 0;         // guarded by mu
+  ShardWriterStats stats;          // guarded by mu
+  int64_t nondurable_pending = 0;  // guarded by mu: non-durable appends the syncer owes
+
+  std::thread flusher;
+  std::thread syncer;  // non-durable mode only
+
+  // Read cache: `visible_epoch` bumps on every visible change (OnDurable, seal, publish).
+  std::atomic<uint64_t> visible_epoch{1};
+  mutable std::mutex cache_mu;
+  mutable std::shared_ptr<const ShardSnapshot> cached;  // guarded by cache_mu
+  mutable uint64_t cached_epoch = 0;                    // guarded by cache_mu
+
+  // --- helpers (caller holds mu unless noted) ---
+  Status CheckWritable() const {
+    if (closed) return Status::Invalid("shard '" + shard_id + "' writer is closed");
+    return sticky;
+  }
+  Result<GenPtr> NewGen(uint64_t generation) {
+    memtable::MemTableOptions mo;
+    mo.generation = generation;
+    mo.key_columns = layout.key_columns;
+    mo.tombstone_column = layout.tombstone_column;
+    STRATA_ASSIGN_OR_RETURN(auto mt, memtable::MemTable::Make(layout.storage_schema, mo));
+    auto g = std::make_shared<GenState>();
+    g->generation = generation;
+    g->mt = std::move(mt);
+    return g;
+  }
+  int64_t UnflushedBytes() const {
+    int64_t b = active->mt->total_bytes();
+    for (const auto& f : frozen) b += f->mt->total_bytes();
+    return b;
+  }
+  bool OverLimit() const {
+    if (UnflushedBytes() >= options.max_unflushed_bytes) return true;
+    return options.max_frozen_memtables > 0 &&
+           static_cast<int64_t>(frozen.size()) >= options.max_frozen_memtables;
+  }
+  bool SealDue() const {
+    if (active->rows == 0) return false;
+    return active->rows >= options.max_memtable_rows ||
+           active->mt->total_bytes() >= options.max_memtable_bytes ||
+           active->mt->age() >= options.max_memtable_age;
+  }
+  /// Freezes the active MemTable (must hold rows) and starts the next generation.
+  Status SealActive() {
+    STRATA_ASSIGN_OR_RETURN(GenPtr next, NewGen(active->generation + 1));
+    active->mt->Freeze();
+    frozen.push_back(active);
+    active = std::move(next);
+    ++stats.seals;
+    visible_epoch.fetch_add(1);
+    cv.notify_all();
+    return Status::OK();
+  }
+  /// Records a WAL failure: Fenced (confirmed by the manifest when possible) or poison.
+  void FailWrites(const Status& st) {
+    if (!sticky.ok()) return;
+    if (st.code() == StatusCode::kFenced) {
+      sticky = Status::Fenced("shard '" + shard_id + "': another writer owns the shard (" +
+                              st.message() + ")");
+    } else {
+      sticky = Status::WriterPoisoned("shard '" + shard_id + "' writer poisoned: " + st.ToString() +
+                                      "; reopen the table to recover");
+    }
+    cv.notify_all();
+  }
+
+  Result<PutResult> Write(std::vector<arrow::RecordBatchPtr> user_batches, bool tombstones);
+  void FlusherLoop();
+  void SyncerLoop();
+  Status FlushOne(const GenPtr& g, format::ShardManifest* committed,
+                  std::shared_ptr<const sstable::SSTableReader>* reader);
+  Status Replay(uint64_t start);
+};
+
+ShardWriter::ShardWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+ShardWriter::~ShardWriter() { close(); }
 
 Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::ObjectStore> store,
                                                        std::string table_prefix,
@@ -52,63 +159,614 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
   STRATA_RETURN_IF_ERROR(ValidateShardId(shard_id));
   if (schema == nullptr) return Status::Invalid("shard schema is null");
   STRATA_RETURN_IF_ERROR(ValidateTableSchema(*schema));
-  std::unique_ptr<ShardWriter> w(new ShardWriter());
-  w->store_ = std::move(store);
-  w->shard_id_ = std::move(shard_id);
-  w->shard_prefix_ = ShardPrefix(table_prefix, w->shard_id_);
-  w->schema_ = std::move(schema);
-  w->memtable_ = std::make_unique<memtable::MemTable>(w->schema_);
+  if (options.max_memtable_rows < 1 || options.max_memtable_bytes < 1 ||
+      options.max_unflushed_bytes < 1 || options.max_wal_entry_bytes < 1 ||
+      options.flush_retries < 0) {
+    return Status::Invalid(
+        "shard options: max_memtable_rows, max_memtable_bytes, max_unflushed_bytes and "
+        "max_wal_entry_bytes must be >= 1 and flush_retries >= 0");
+  }
+  auto impl = std::make_unique<Impl>();
+  Impl& s = *impl;
+  s.store = std::move(store);
+  s.shard_id = std::move(shard_id);
+  s.shard_prefix = ShardPrefix(table_prefix, s.shard_id);
+  s.options = options;
+  STRATA_ASSIGN_OR_RETURN(s.layout, memtable::MakeStorageLayout(schema, options.primary_key));
+  s.manifests = std::make_unique<format::ShardManifestStore>(s.store, s.shard_prefix, s.shard_id);
 
-  ShardWriter* self = w.get();
-  auto visit = [self](wal::WalEntry&& entry) -> Status {
-    if (!entry.schema->Equals(*self->schema_)) {
-      return Status::Corruption("WAL entry " + std::to_string(entry.position) + " of '" +
-                                self->shard_prefix_ + "' has schema " + entry.schema->ToString() +
-                                ", the table has " + self->schema_->ToString());
+  // 1. Claim: writer_epoch + 1. From here on an older writer fails its next manifest commit.
+  STRATA_ASSIGN_OR_RETURN(s.manifest, s.manifests->Claim());
+  s.epoch = s.manifest.writer_epoch();
+
+  // 2. Published SSTables (also the highest _rowid they hold).
+  for (const auto& e : s.manifest.sstables()) {
+    auto r = sstable::SSTableReader::Open(*s.store, s.shard_prefix, e);
+    if (!r.ok()) return r.status().WithContext("shard '" + s.shard_id + "'");
+    if (s.layout.rowid_column >= 0) {
+      for (const auto& b : (*r)->batches()) {
+        arrow::Array ids = b->column(s.layout.rowid_column);
+        for (int64_t i = 0; i < ids.length(); ++i) {
+          s.next_rowid = std::max(s.next_rowid, ids.Value<uint64_t>(i) + 1);
+        }
+      }
     }
-    auto conformed = ConformBatches(self->schema_, entry.batches);
-    if (!conformed.ok()) {
-      return Status::Corruption("WAL entry " + std::to_string(entry.position) + " of '" +
-                                self->shard_prefix_ + "': " + conformed.status().message());
-    }
-    self->memtable_->Append(*conformed, entry.position);
-    return Status::OK();
-  };
-  STRATA_ASSIGN_OR_RETURN(w->replay_,
-                          wal::WalReader::Replay(*w->store_, w->shard_prefix_, 1, visit));
-  const auto& r = w->replay_;
-  if (r.torn_position) {
-    STRATA_RETURN_IF_ERROR(QuarantineEntry(*w->store_, w->shard_prefix_, *r.torn_position));
-  } else if (r.max_position_present > r.last_position) {
-    return Status::Corruption("WAL of '" + w->shard_prefix_ + "' has a gap: position " +
-                              std::to_string(r.last_position + 1) +
-                              " is missing but entries up to " +
-                              std::to_string(r.max_position_present) + " exist");
+    s.sstables.push_back(std::move(*r));
   }
-  if (r.entries > 0) {
-    spdlog::info("replayed {} WAL entries ({} rows) of '{}'", r.entries, r.rows, w->shard_prefix_);
+
+  // 3. Replay the WAL and write the fence sentinel at the tip.
+  STRATA_RETURN_IF_ERROR(s.Replay(s.manifest.replay_after_wal_entry_position() + 1));
+
+  std::unique_ptr<ShardWriter> w(new ShardWriter(std::move(impl)));
+  if (w->impl_->options.start_flusher) {
+    w->impl_->flusher = std::thread([p = w->impl_.get()] { p->FlusherLoop(); });
   }
-  w->wal_ = std::make_unique<wal::WalWriter>(w->store_, w->shard_prefix_, w->schema_,
-                                             r.last_position + 1, options.wal);
+  if (!w->impl_->options.durable_write) {
+    w->impl_->syncer = std::thread([p = w->impl_.get()] { p->SyncerLoop(); });
+  }
   return w;
 }
 
-Result<PutResult> ShardWriter::Put(const std::vector<arrow::RecordBatchPtr>& batches) {
-  STRATA_ASSIGN_OR_RETURN(auto conformed, ConformBatches(schema_, batches));
+Status ShardWriter::Impl::Replay(uint64_t start) {
+  // Entries go into MemTables split at their recorded generations. A generation at or below
+  // an already published one is in an SSTable (its entries precede replay_after only when the
+  // flush committed; tolerated and skipped for safety).
+  GenPtr cur;
+  uint64_t cur_gen = 0;
+  const uint64_t published_below = manifest.current_generation();
+  wal::WalReplaySummary summary;
+  for (int attempt = 0;; ++attempt) {
+    auto visit = [&](wal::WalEntry&& entry) -> Status {
+      if (entry.writer_epoch > epoch) {
+        return Status::Fenced("WAL entry " + std::to_string(entry.position) + " of '" +
+                              shard_prefix + "' has writer_epoch " +
+                              std::to_string(entry.writer_epoch) + " above ours (" +
+                              std::to_string(epoch) + ")");
+      }
+      if (entry.fence_sentinel || entry.num_rows == 0) return Status::OK();
+      if (!entry.schema->Equals(*layout.storage_schema)) {
+        return Status::Corruption("WAL entry " + std::to_string(entry.position) + " of '" +
+                                  shard_prefix + "' has schema " + entry.schema->ToString() +
+                                  ", the shard stores " + layout.storage_schema->ToString());
+      }
+      if (entry.generation < published_below) {
+        spdlog::warn("WAL entry {} of '{}' has published generation {}; skipped", entry.position,
+                     shard_prefix, entry.generation);
+        return Status::OK();
+      }
+      if (cur == nullptr || entry.generation != cur_gen) {
+        if (cur != nullptr && entry.generation < cur_gen) {
+          return Status::Corruption("WAL entry " + std::to_string(entry.position) + " of '" +
+                                    shard_prefix + "' has generation " +
+                                    std::to_string(entry.generation) + " after generation " +
+                                    std::to_string(cur_gen));
+        }
+        if (cur != nullptr) {
+          cur->mt->Freeze();
+          frozen.push_back(cur);
+        }
+        STRATA_ASSIGN_OR_RETURN(cur, NewGen(entry.generation));
+        cur_gen = entry.generation;
+      }
+      auto conformed = ConformBatches(layout.storage_schema, entry.batches);
+      if (!conformed.ok()) {
+        return Status::Corruption("WAL entry " + std::to_string(entry.position) + " of '" +
+                                  shard_prefix + "': " + conformed.status().message());
+      }
+      STRATA_ASSIGN_OR_RETURN(auto range, cur->mt->InsertVisible(*conformed, entry.position));
+      cur->rows += range.end - range.begin;
+      cur->last_wal_position.store(entry.position);
+      if (layout.rowid_column >= 0) {
+        for (const auto& b : *conformed) {
+          arrow::Array ids = b->column(layout.rowid_column);
+          for (int64_t i = 0; i < ids.length(); ++i) {
+            next_rowid = std::max(next_rowid, ids.Value<uint64_t>(i) + 1);
+          }
+        }
+      }
+      return Status::OK();
+    };
+    STRATA_ASSIGN_OR_RETURN(summary, wal::WalReader::Replay(*store, shard_prefix, start, visit));
+    if (!summary.torn_position && summary.max_position_present > summary.last_position) {
+      return Status::Corruption("WAL of '" + shard_prefix + "' has a gap: position " +
+                                std::to_string(summary.last_position + 1) +
+                                " is missing but entries up to " +
+                                std::to_string(summary.max_position_present) + " exist");
+    }
+    if (summary.entries > 0 || summary.torn_position) {
+      spdlog::info("replayed {} WAL entries ({} rows) of '{}'{}", summary.entries, summary.rows,
+                   shard_prefix,
+                   summary.torn_position
+                       ? " (torn tail from position " + std::to_string(*summary.torn_position) + ")"
+                       : std::string());
+    }
+    // The active MemTable: the newest replayed generation, or a fresh one.
+    if (active == nullptr) {
+      if (cur != nullptr) {
+        active = cur;
+      } else {
+        STRATA_ASSIGN_OR_RETURN(active, NewGen(std::max<uint64_t>(published_below, 1)));
+      }
+    } else if (cur != nullptr && cur != active) {
+      // A second round found more entries (an older writer appended during our claim).
+      active->mt->Freeze();
+      frozen.push_back(active);
+      active = cur;
+    }
+    uint64_t next = std::max({summary.max_position_present, summary.last_position,
+                              manifest.replay_after_wal_entry_position(), start - 1}) +
+                    1;
+    wal::WalWriterOptions wo;
+    wo.writer_epoch = epoch;
+    wo.generation = active->generation;
+    wo.group_commit = options.group_commit;
+    wo.max_wal_entry_bytes = options.max_wal_entry_bytes;
+    wal = std::make_unique<wal::WalWriter>(store, shard_prefix, layout.storage_schema, next, wo);
+    auto sentinel = wal->WriteFenceSentinel(active->generation,
+                                            summary.torn_position ? *summary.torn_position : 0);
+    if (sentinel.ok()) return Status::OK();
+    if (sentinel.status().code() != StatusCode::kFenced || attempt >= 16) {
+      return sentinel.status().WithContext("fence sentinel of shard '" + shard_id + "'");
+    }
+    // The tip moved: an older writer appended after our replay, or a newer writer claimed.
+    STRATA_ASSIGN_OR_RETURN(auto latest, manifests->LoadLatest());
+    if (latest && latest->writer_epoch() != epoch) {
+      return Status::Fenced("shard '" + shard_id + "' was claimed by writer epoch " +
+                            std::to_string(latest->writer_epoch()) + " while opening");
+    }
+    start = summary.last_position + 1;
+    if (summary.torn_position) {
+      return Status::Corruption("WAL of '" + shard_prefix +
+                                "' changed behind a torn entry while opening");
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------------------
+// Write path
+
+Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> batches,
+                                           bool tombstones) {
   PutResult result;
-  for (const auto& b : conformed) result.num_rows += b->num_rows();
-  if (result.num_rows == 0) {
-    STRATA_RETURN_IF_ERROR(wal_->health());
-    auto snap = memtable_->Snapshot();
-    result.wal_position = snap.last_wal_position;
-    result.first_row_position = snap.num_rows;
+  for (const auto& b : batches) result.num_rows += b->num_rows();
+  std::unique_lock<std::mutex> lock(mu);
+  STRATA_RETURN_IF_ERROR(CheckWritable());
+  if (result.num_rows == 0) return result;
+
+  // Backpressure: wait (without holding mu) until the unflushed set is under the limits.
+  if (OverLimit()) {
+    ++stats.backpressure_waits;
+    const Deadline deadline = Clock::now() + options.write_stall_timeout;
+    while (OverLimit()) {
+      // Make the active MemTable flushable so the stall can clear.
+      if (active->rows > 0 && frozen.empty()) STRATA_RETURN_IF_ERROR(SealActive());
+      if (cv.wait_until(lock, deadline) == std::cv_status::timeout && OverLimit()) {
+        ++stats.backpressure_timeouts;
+        return Status::Backpressure("shard '" + shard_id + "': writes stalled for " +
+                                    std::to_string(options.write_stall_timeout.count()) +
+                                    " ms: " + std::to_string(UnflushedBytes()) +
+                                    " unflushed bytes in " + std::to_string(frozen.size()) +
+                                    " frozen MemTables (max_unflushed_bytes " +
+                                    std::to_string(options.max_unflushed_bytes) + "); retry later");
+      }
+      STRATA_RETURN_IF_ERROR(CheckWritable());
+    }
+  }
+  if (SealDue()) STRATA_RETURN_IF_ERROR(SealActive());
+
+  if (!tombstones && layout.rowid_column >= 0) {
+    // Hidden columns are added under mu so _rowid values follow insert order.
+    for (auto& b : batches) {
+      STRATA_ASSIGN_OR_RETURN(b, memtable::AddHiddenColumns(layout, *b, next_rowid, false));
+      next_rowid += static_cast<uint64_t>(b->num_rows());
+    }
+  } else if (!tombstones) {
+    for (auto& b : batches) {
+      STRATA_ASSIGN_OR_RETURN(b, memtable::AddHiddenColumns(layout, *b, 0, false));
+    }
+  }
+  GenPtr g = active;
+  STRATA_ASSIGN_OR_RETURN(memtable::RowRange range, g->mt->Insert(batches));
+  const bool durable = options.durable_write;
+  if (!durable) g->mt->MarkDurable(range.end, 0);
+  std::atomic<uint64_t>* epoch_ptr = &visible_epoch;
+  auto on_durable = [g, end = range.end, durable, epoch_ptr](uint64_t position) {
+    if (durable) g->mt->MarkDurable(end, position);
+    uint64_t prev = g->last_wal_position.load();
+    while (prev < position && !g->last_wal_position.compare_exchange_weak(prev, position)) {
+    }
+    epoch_ptr->fetch_add(1);
+  };
+  auto handle = wal->Enqueue(batches, g->generation, std::move(on_durable));
+  if (!handle.ok()) {
+    FailWrites(handle.status());
+    return sticky;
+  }
+  g->rows += result.num_rows;
+  ++g->pending;
+  ++stats.puts;
+  stats.rows += static_cast<uint64_t>(result.num_rows);
+  result.generation = g->generation;
+  if (!durable) {
+    // The syncer thread makes it durable; the rows are visible now.
+    ++nondurable_pending;
+    visible_epoch.fetch_add(1);
+    cv.notify_all();
     return result;
   }
-  STRATA_ASSIGN_OR_RETURN(result.wal_position, wal_->Append(conformed, [&](uint64_t position) {
-    result.first_row_position = memtable_->Append(conformed, position);
-  }));
+  lock.unlock();
+
+  Result<uint64_t> position = wal->Wait(*handle);
+
+  lock.lock();
+  --g->pending;
+  if (!position.ok()) FailWrites(position.status());
+  cv.notify_all();
+  if (!position.ok()) return sticky.ok() ? position.status() : sticky;
+  result.wal_position = *position;
   return result;
 }
+
+void ShardWriter::Impl::SyncerLoop() {
+  std::unique_lock<std::mutex> lock(mu);
+  while (true) {
+    cv.wait(lock, [&] { return closed || nondurable_pending > 0; });
+    if (nondurable_pending == 0 && closed) return;
+    const int64_t n = nondurable_pending;
+    lock.unlock();
+    Status st = wal->Sync();
+    lock.lock();
+    // Every append queued before Sync is settled now (durable or failed).
+    nondurable_pending -= n;
+    for (auto& f : frozen) f->pending = 0;
+    active->pending = 0;
+    if (!st.ok()) FailWrites(st);
+    cv.notify_all();
+    if (closed) return;
+  }
+}
+
+Result<PutResult> ShardWriter::Put(const std::vector<arrow::RecordBatchPtr>& batches) {
+  STRATA_ASSIGN_OR_RETURN(auto conformed, ConformBatches(impl_->layout.user_schema, batches));
+  std::vector<arrow::RecordBatchPtr> nonempty;
+  for (auto& b : conformed) {
+    if (b->num_rows() > 0) nonempty.push_back(std::move(b));
+  }
+  return impl_->Write(std::move(nonempty), /*tombstones=*/false);
+}
+
+Result<PutResult> ShardWriter::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
+  const auto& layout = impl_->layout;
+  const arrow::Schema& storage = *layout.storage_schema;
+  std::vector<arrow::RecordBatchPtr> rows;
+  for (const auto& kb : keys) {
+    if (kb->num_rows() == 0) continue;
+    std::vector<arrow::ArrayDataPtr> columns;
+    for (int c = 0; c < storage.num_fields(); ++c) {
+      const auto& field = storage.field(c);
+      const bool is_key = std::find(layout.key_columns.begin(), layout.key_columns.end(), c) !=
+                          layout.key_columns.end();
+      if (is_key) {
+        int idx = kb->schema()->GetFieldIndex(field->name);
+        if (idx < 0) return Status::Invalid("delete: key column '" + field->name + "' missing");
+        const auto& data = kb->column_data(idx);
+        if (!data->type->Equals(*field->type)) {
+          return Status::Invalid("delete: key column '" + field->name + "' has type " +
+                                 data->type->ToString() + ", the table's is " +
+                                 field->type->ToString());
+        }
+        if (kb->column(idx).null_count() > 0) {
+          return Status::Invalid("delete: key column '" + field->name + "' has nulls");
+        }
+        columns.push_back(data);
+      } else if (c == layout.tombstone_column) {
+        columns.push_back(memtable::MakeConstantBoolArray(true, kb->num_rows()));
+      } else {
+        arrow::ArrayBuilder nulls(field->type);
+        STRATA_RETURN_IF_ERROR(nulls.AppendNulls(kb->num_rows()));
+        STRATA_ASSIGN_OR_RETURN(auto arr, nulls.Finish());
+        columns.push_back(std::move(arr));
+      }
+    }
+    rows.push_back(std::make_shared<arrow::RecordBatch>(layout.storage_schema, kb->num_rows(),
+                                                        std::move(columns)));
+  }
+  return impl_->Write(std::move(rows), /*tombstones=*/true);
+}
+
+// ----------------------------------------------------------------------------------------
+// Seal and waits
+
+Result<std::optional<SealedGeneration>> ShardWriter::force_seal_active() {
+  Impl& s = *impl_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  STRATA_RETURN_IF_ERROR(s.CheckWritable());
+  if (s.active->rows == 0) return std::optional<SealedGeneration>();
+  GenPtr sealed = s.active;
+  STRATA_RETURN_IF_ERROR(s.SealActive());
+  // Every put that reached `sealed` was enqueued before the seal; wait until they settle so
+  // rows and last_wal_position are final.
+  s.cv.wait(lock, [&] { return sealed->pending == 0 || !s.sticky.ok() || s.closed; });
+  if (sealed->pending > 0) return s.sticky.ok() ? s.CheckWritable() : s.sticky;
+  SealedGeneration out;
+  out.shard_id = s.shard_id;
+  out.generation = sealed->generation;
+  out.last_wal_position = sealed->last_wal_position.load();
+  out.rows = sealed->rows;
+  return std::optional<SealedGeneration>(out);
+}
+
+std::optional<uint64_t> ShardWriter::newest_unpublished_generation() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->frozen.empty()) return std::nullopt;
+  return impl_->frozen.back()->generation;
+}
+
+Status ShardWriter::wait_for_generation(uint64_t generation, Deadline deadline) {
+  Impl& s = *impl_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  auto done = [&] { return s.manifest.current_generation() > generation; };
+  while (!done()) {
+    if (!s.sticky.ok()) return s.sticky;
+    if (s.closed) return Status::Invalid("shard '" + s.shard_id + "' writer is closed");
+    if (s.cv.wait_until(lock, deadline) == std::cv_status::timeout && !done()) {
+      if (!s.sticky.ok()) return s.sticky;
+      return Status::Timeout("shard '" + s.shard_id + "': generation " +
+                             std::to_string(generation) +
+                             " is not flushed yet (current_generation " +
+                             std::to_string(s.manifest.current_generation()) + ")");
+    }
+  }
+  return Status::OK();
+}
+
+Status ShardWriter::wait_for_flush_drain(Deadline deadline) {
+  Impl& s = *impl_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  while (!s.frozen.empty()) {
+    if (!s.sticky.ok()) return s.sticky;
+    if (s.closed) return Status::Invalid("shard '" + s.shard_id + "' writer is closed");
+    if (s.cv.wait_until(lock, deadline) == std::cv_status::timeout && !s.frozen.empty()) {
+      return Status::Timeout("shard '" + s.shard_id + "': " + std::to_string(s.frozen.size()) +
+                             " MemTables still frozen (oldest generation " +
+                             std::to_string(s.frozen.front()->generation) + ")");
+    }
+  }
+  return Status::OK();
+}
+
+void ShardWriter::close() {
+  Impl& s = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.closed = true;
+    s.cv.notify_all();
+  }
+  if (s.flusher.joinable()) s.flusher.join();
+  if (s.syncer.joinable()) s.syncer.join();
+}
+
+// ----------------------------------------------------------------------------------------
+// Flusher
+
+void ShardWriter::Impl::FlusherLoop() {
+  std::unique_lock<std::mutex> lock(mu);
+  while (!closed) {
+    if (sticky.ok() && SealDue()) {
+      Status st = SealActive();
+      if (!st.ok()) FailWrites(st);
+    }
+    const bool ready = sticky.ok() && !frozen.empty() && frozen.front()->pending == 0;
+    if (!ready) {
+      // Wake up for the age trigger too.
+      auto wait = std::min<Clock::duration>(options.max_memtable_age, std::chrono::seconds(1));
+      if (active->rows > 0) {
+        auto left = options.max_memtable_age - active->mt->age();
+        wait = std::max<Clock::duration>(std::min(wait, left), std::chrono::milliseconds(1));
+      }
+      cv.wait_for(lock, wait);
+      continue;
+    }
+    GenPtr g = frozen.front();
+    lock.unlock();
+    const auto t0 = Clock::now();
+    format::ShardManifest committed;
+    std::shared_ptr<const sstable::SSTableReader> reader;
+    Status st = FlushOne(g, &committed, &reader);
+    lock.lock();
+    if (st.ok()) {
+      manifest = std::move(committed);
+      sstables.push_back(std::move(reader));
+      frozen.pop_front();
+      ++stats.flushes;
+      stats.flush_seconds_total += std::chrono::duration<double>(Clock::now() - t0).count();
+      visible_epoch.fetch_add(1);
+      cv.notify_all();
+    } else if (!closed || !st.IsInvalid()) {
+      if (st.code() == StatusCode::kFenced) {
+        FailWrites(st);
+      } else {
+        spdlog::error("shard '{}': flush of generation {} failed for good: {}", shard_id,
+                      g->generation, st.ToString());
+        sticky = Status::WriterPoisoned(
+            "shard '" + shard_id + "': flush of generation " + std::to_string(g->generation) +
+            " failed after retries: " + st.ToString() + "; reopen the table to recover");
+        cv.notify_all();
+      }
+    }
+  }
+}
+
+Status ShardWriter::Impl::FlushOne(const GenPtr& g, format::ShardManifest* committed,
+                                   std::shared_ptr<const sstable::SSTableReader>* reader) {
+  const memtable::MemTableSnapshot snap = g->mt->Snapshot();
+  sstable::SSTableInput input;
+  input.generation = g->generation;
+  input.schema = layout.storage_schema;
+  input.batches = snap.batches;
+  input.key_columns = layout.key_columns;
+  const uint64_t last_pos = std::max(g->last_wal_position.load(), snap.last_wal_position);
+  auto backoff = options.flush_retry_backoff;
+  Status last;
+  for (int attempt = 0; attempt <= options.flush_retries; ++attempt) {
+    if (attempt > 0) {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, backoff, [&] { return closed; });
+      if (closed) return Status::Invalid("closed during flush retry");
+      backoff *= 2;
+    }
+    auto entry = sstable::WriteSSTable(*store, shard_prefix, input);
+    if (!entry.ok()) {
+      last = entry.status();
+      std::lock_guard<std::mutex> lock(mu);
+      ++stats.flush_failures;
+      spdlog::warn("shard '{}': flush of generation {} attempt {} failed: {}", shard_id,
+                   g->generation, attempt + 1, last.ToString());
+      continue;
+    }
+    bool already = false;
+    auto edit = [&](format::ShardManifest& m) -> Status {
+      if (m.current_generation() > g->generation) {
+        already = true;  // an earlier attempt committed but reported an error
+        return Status::OK();
+      }
+      if (m.current_generation() != g->generation) {
+        return Status::Internal("shard '" + shard_id + "': flushing generation " +
+                                std::to_string(g->generation) + " but current_generation is " +
+                                std::to_string(m.current_generation()));
+      }
+      *m.add_sstables() = *entry;
+      m.set_current_generation(g->generation + 1);
+      m.set_replay_after_wal_entry_position(
+          std::max(m.replay_after_wal_entry_position(), last_pos));
+      m.set_wal_entry_position_last_seen(
+          std::max(m.wal_entry_position_last_seen(), wal->last_durable_position()));
+      m.set_created_at_micros(0);
+      return Status::OK();
+    };
+    auto updated = manifests->Update(epoch, edit);
+    if (!updated.ok()) {
+      last = updated.status();
+      Status rm = sstable::RemoveSSTable(*store, shard_prefix, entry->path());
+      (void)rm;
+      if (last.code() == StatusCode::kFenced || last.code() == StatusCode::kInternal) return last;
+      std::lock_guard<std::mutex> lock(mu);
+      ++stats.flush_failures;
+      spdlog::warn("shard '{}': manifest commit of generation {} attempt {} failed: {}", shard_id,
+                   g->generation, attempt + 1, last.ToString());
+      continue;
+    }
+    if (already) {
+      Status rm = sstable::RemoveSSTable(*store, shard_prefix, entry->path());
+      (void)rm;
+    }
+    *committed = std::move(*updated);
+    const format::SSTableEntry* published = nullptr;
+    for (const auto& e : committed->sstables()) {
+      if (e.generation() == g->generation) published = &e;
+    }
+    if (published == nullptr) return Status::Internal("published SSTable missing from manifest");
+    auto r = sstable::SSTableReader::Open(*store, shard_prefix, *published);
+    if (!r.ok()) return r.status();
+    *reader = std::move(*r);
+    return Status::OK();
+  }
+  return last;
+}
+
+// ----------------------------------------------------------------------------------------
+// Reads and introspection
+
+Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
+  Impl& s = *impl_;
+  const uint64_t epoch = s.visible_epoch.load();
+  {
+    std::lock_guard<std::mutex> lock(s.cache_mu);
+    if (s.cached && s.cached_epoch == epoch) return s.cached;
+  }
+  TierSources sources;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (const auto& t : s.sstables) sources.sstables.push_back(t);
+    for (const auto& f : s.frozen) sources.memtables.push_back(f->mt->Snapshot());
+    sources.memtables.push_back(s.active->mt->Snapshot());
+    sources.base_wal_position = s.manifest.replay_after_wal_entry_position();
+  }
+  STRATA_ASSIGN_OR_RETURN(ShardSnapshot merged, MergeTiers(s.layout, sources));
+  auto shared = std::make_shared<const ShardSnapshot>(std::move(merged));
+  std::lock_guard<std::mutex> lock(s.cache_mu);
+  if (s.cached_epoch < epoch) {
+    s.cached = shared;
+    s.cached_epoch = epoch;
+  }
+  return shared;
+}
+
+uint64_t ShardWriter::last_wal_position() const {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  uint64_t p = s.manifest.replay_after_wal_entry_position();
+  for (const auto& f : s.frozen) p = std::max(p, f->last_wal_position.load());
+  return std::max(p, s.active->last_wal_position.load());
+}
+
+ShardDescription ShardWriter::Describe() const {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  ShardDescription d;
+  d.shard_id = s.shard_id;
+  d.writer_epoch = s.epoch;
+  d.current_generation = s.manifest.current_generation();
+  d.replay_after_wal_entry_position = s.manifest.replay_after_wal_entry_position();
+  d.wal_entry_position_last_seen =
+      std::max(s.manifest.wal_entry_position_last_seen(), s.wal->last_durable_position());
+  auto info = [](const GenState& g) {
+    MemTableInfo m;
+    m.generation = g.generation;
+    m.rows = g.mt->visible_rows();
+    m.bytes = g.mt->total_bytes();
+    m.age_ms = std::chrono::duration_cast<std::chrono::milliseconds>(g.mt->age()).count();
+    return m;
+  };
+  d.active = info(*s.active);
+  for (const auto& f : s.frozen) d.frozen.push_back(info(*f));
+  for (const auto& e : s.manifest.sstables()) {
+    d.sstables.push_back({e.generation(), s.shard_prefix + "/" + e.path(), e.rows(), e.bytes()});
+  }
+  for (const auto& i : s.active->mt->DescribeIndexes()) {
+    d.indexes.push_back({i.kind, i.column, i.name, i.rows_indexed});
+  }
+  d.state = s.closed                                         ? "closed"
+            : s.sticky.code() == StatusCode::kFenced         ? "fenced"
+            : s.sticky.code() == StatusCode::kWriterPoisoned ? "poisoned"
+                                                             : "open";
+  return d;
+}
+
+ShardWriterStats ShardWriter::stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ShardWriterStats st = impl_->stats;
+  const auto ws = impl_->wal->stats();
+  st.wal_entries = ws.entries_written;
+  st.wal_appends = ws.appends;
+  st.wal_fsyncs = ws.fsyncs;
+  return st;
+}
+
+Status ShardWriter::health() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->CheckWritable();
+}
+
+const arrow::SchemaPtr& ShardWriter::schema() const { return impl_->layout.user_schema; }
+const arrow::SchemaPtr& ShardWriter::storage_schema() const { return impl_->layout.storage_schema; }
+const std::vector<std::string>& ShardWriter::key_columns() const {
+  static const std::vector<std::string> rowid{memtable::kRowIdColumn};
+  return impl_->options.primary_key.empty() ? rowid : impl_->options.primary_key;
+}
+const std::string& ShardWriter::shard_id() const { return impl_->shard_id; }
+const std::string& ShardWriter::shard_prefix() const { return impl_->shard_prefix; }
+uint64_t ShardWriter::writer_epoch() const { return impl_->epoch; }
 
 Status ShardWriter::RemoveShardFiles(io::ObjectStore& store, const std::string& table_prefix,
                                      const std::string& shard_id) {

@@ -1,40 +1,161 @@
-// ShardWriter: the write path of one shard (DESIGN.md §4). Open replays the shard's WAL into
-// the active MemTable; Put validates batches against the table schema before anything is
-// written, appends one durable WAL entry, then appends to the MemTable and returns. A failed
-// WAL write changes nothing visible.
+// ShardWriter: the write path of one shard (DESIGN.md §4) and the seal/flush contract.
 //
-// Issue 2 scope: one active MemTable, no sealing/flushing, no epoch claim (entries carry
-// writer_epoch/generation from the options). Issue 3 adds the shard manifest claim, fence
-// sentinel, group commit (inside WalWriter), seal triggers, flush and backpressure behind the
-// same Open/Put/Snapshot calls.
-// Thread-safety: every method may be called from many threads at once; Put calls are ordered
-// by the WalWriter (MemTable order = WAL order).
+// Tiers: one ACTIVE MemTable taking writes, a queue of FROZEN MemTables (oldest first) waiting
+// for flush, and the SSTables (L0) listed by the shard manifest. Every MemTable has a
+// generation (per shard, from 1, strictly increasing); the SSTable of generation g is the flush
+// of the MemTable of generation g.
+//
+// State machine of a MemTable:
+//   ACTIVE --seal (size/rows/age trigger, force_seal_active, replay boundary)--> FROZEN
+//   FROZEN --all its WAL appends settled, and every older generation PUBLISHED--> FLUSHING
+//   FLUSHING --SSTable written + manifest committed (sstables += g, current_generation = g+1,
+//             replay_after_wal_entry_position = last WAL position of g)--> PUBLISHED
+//   FLUSHING --attempt fails--> FLUSHING again after 100 ms, 200 ms, 400 ms (flush_retries = 3)
+//             --still failing--> the writer is POISONED (g stays frozen and readable).
+// The writer: OPEN --WAL fenced / manifest shows a newer epoch--> FENCED;
+//             OPEN --WAL entry failed / flush failed for good--> POISONED;
+//             any --close()--> CLOSED. FENCED and POISONED are sticky: every later put and
+//             every waiter fails (Fenced / WriterPoisoned); reads keep working; reopening the
+//             shard (a new ShardWriter) recovers from the WAL.
+//
+// Ordering invariants (all enforced under `mu_`):
+//  - A put appends its rows to the active MemTable and enqueues its WAL append in one critical
+//    section, so WAL queue order = MemTable row order, and no put straddles a seal: WAL
+//    positions are monotonic in generation, and a WAL entry never spans two generations.
+//  - One flusher thread publishes generations strictly in order (g+1 never before g).
+//  - force_seal_active() returns the generation IT froze; wait_for_generation(g) waits for the
+//    manifest's current_generation > g, which by the previous rule means g and everything older
+//    is in L0. It never waits for MemTables frozen later, so it is bounded under any write load
+//    (by the flush time of the frozen queue ahead of it).
+//
+// Locks: `mu_` guards every tier pointer and list, the manifest copy, the sticky error and the
+// counters below it; `cv_` (with mu_) is signalled on every state change (publish, seal,
+// append settled, poison, close). The WAL writer and MemTables are internally locked; mu_ may
+// be held while calling into them (never the reverse). The flusher holds no lock while it
+// writes files.
+// Thread-safety: every public method may be called from many threads at once.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arrow/array.h"
 #include "arrow/type.h"
 #include "common/status.h"
 #include "io/object_store.h"
-#include "memtable/memtable.h"
-#include "wal/wal_reader.h"
-#include "wal/wal_writer.h"
 
 namespace strata::shard {
 
+using Clock = std::chrono::steady_clock;
+using Deadline = Clock::time_point;
+
+/// Configuration of one shard writer; defaults are the issue's.
 struct ShardWriterOptions {
-  wal::WalWriterOptions wal;
+  /// Puts return once their WAL entry is durable (false: once the MemTable holds the rows).
+  bool durable_write = true;
+  int64_t max_memtable_bytes = 128ll << 20;           // seal trigger, bytes
+  int64_t max_memtable_rows = 100000;                 // seal trigger, rows
+  std::chrono::milliseconds max_memtable_age{60000};  // seal trigger for a non-empty MemTable
+  /// Backpressure: puts wait while active + frozen MemTable bytes reach this.
+  int64_t max_unflushed_bytes = 1ll << 30;
+  /// Backpressure: puts wait while this many MemTables are frozen (0 = no limit).
+  int64_t max_frozen_memtables = 0;
+  /// A put waiting for backpressure longer than this fails with Backpressure.
+  std::chrono::milliseconds write_stall_timeout{10000};
+  int64_t max_wal_entry_bytes = 8ll << 20;             // group-commit entry size cap
+  bool group_commit = true;                            // false: one WAL entry per put (benchmarks)
+  int flush_retries = 3;                               // retries after the first failed attempt
+  std::chrono::milliseconds flush_retry_backoff{100};  // doubled after each retry
+  /// Primary-key column names, in key order; empty = the hidden `_rowid` key.
+  std::vector<std::string> primary_key;
+  /// Test hook: no flusher thread (frozen MemTables stay frozen; nothing is published).
+  bool start_flusher = true;
 };
 
-/// What a Put did.
+/// What a Put or Delete did.
 struct PutResult {
-  uint64_t wal_position = 0;       // entry holding the rows (the current last one for 0 rows)
-  int64_t first_row_position = 0;  // MemTable position of the first row
+  uint64_t wal_position = 0;  // entry holding the rows (0 for 0 rows: nothing written)
+  uint64_t generation = 0;    // generation of the MemTable the rows went into
   int64_t num_rows = 0;
+};
+
+/// What force_seal_active() froze: rows are exactly those put before the call.
+struct SealedGeneration {
+  std::string shard_id;
+  uint64_t generation = 0;
+  uint64_t last_wal_position = 0;  // newest WAL entry holding rows of this generation
+  int64_t rows = 0;
+};
+
+/// One MemTable in Describe().
+struct MemTableInfo {
+  uint64_t generation = 0;
+  int64_t rows = 0;
+  int64_t bytes = 0;
+  int64_t age_ms = 0;
+};
+
+/// One published SSTable in Describe().
+struct SSTableInfo {
+  uint64_t generation = 0;
+  std::string path;  // store key of the SSTable directory
+  int64_t rows = 0;
+  int64_t bytes = 0;
+};
+
+/// One maintained MemTable index in Describe() (IndexStore::describe of the active MemTable).
+struct IndexInfo {
+  std::string kind;
+  std::string column;
+  std::string name;
+  int64_t rows_indexed = 0;
+};
+
+/// The state of a shard for `mem_wal/describe/` (PROTOCOL.md §0).
+struct ShardDescription {
+  std::string shard_id;
+  uint64_t writer_epoch = 0;
+  uint64_t current_generation = 0;
+  uint64_t replay_after_wal_entry_position = 0;
+  uint64_t wal_entry_position_last_seen = 0;
+  MemTableInfo active;
+  std::vector<MemTableInfo> frozen;   // oldest first
+  std::vector<SSTableInfo> sstables;  // ascending generation
+  std::vector<IndexInfo> indexes;
+  std::string state;  // "open", "fenced", "poisoned", "closed"
+};
+
+/// Counters for metrics and tests.
+struct ShardWriterStats {
+  uint64_t puts = 0, rows = 0, seals = 0, flushes = 0, flush_failures = 0;
+  uint64_t backpressure_waits = 0, backpressure_timeouts = 0;
+  uint64_t wal_entries = 0, wal_appends = 0, wal_fsyncs = 0;
+  double flush_seconds_total = 0;
+};
+
+/// A consistent read view across tiers: live rows only (newest version per key, tombstones
+/// and older duplicates dropped), user columns only, oldest first (SSTables by generation,
+/// then frozen MemTables, then the active one; inside each, row position order).
+struct ShardSnapshot {
+  arrow::SchemaPtr schema;                     // the user schema (no hidden columns)
+  std::vector<arrow::RecordBatchPtr> batches;  // user columns of the live rows
+  /// Parallel to `batches`: the same live rows under the storage schema (hidden columns
+  /// included), for deletes by predicate.
+  std::vector<arrow::RecordBatchPtr> storage_batches;
+  /// Parallel to `batches`: the hidden `_rowid` (uint64) of each row for tables without a
+  /// primary key; empty for primary-key tables.
+  std::vector<arrow::ArrayDataPtr> row_ids;
+  int64_t num_rows = 0;
+  /// Newest WAL position whose rows are visible (0 = none); grows with every write.
+  uint64_t last_wal_position = 0;
 };
 
 /// "{table_prefix}/_mem_wal/{shard_id}".
@@ -42,48 +163,90 @@ std::string ShardPrefix(const std::string& table_prefix, const std::string& shar
 
 class ShardWriter {
  public:
-  /// Opens shard `shard_id` of the table at `table_prefix` (e.g. "default/t") with `schema`,
-  /// replaying its WAL into the MemTable. A torn/corrupt last entry is moved to
-  /// "{shard}/wal_quarantine/" (logged) and its position is reused.
-  /// Errors: Invalid for a bad shard id or schema; Corruption (corrupt entry followed by
-  /// others, a gap in positions, an entry whose schema differs from `schema`); IOError.
+  /// Opens shard `shard_id` of the table at `table_prefix` (e.g. "default/t") with the user
+  /// `schema`: claims the shard (manifest writer_epoch + 1), replays WAL entries after
+  /// replay_after_wal_entry_position into MemTables split at the recorded generations (all
+  /// but the newest frozen and queued for flush), writes a fence sentinel at the WAL tip and
+  /// starts the flusher thread.
+  /// Errors: Invalid (bad shard id, schema, unknown primary-key column); Corruption (corrupt
+  /// WAL entry followed by others, schema mismatch); Fenced (a newer writer claimed during
+  /// open); IOError.
   static Result<std::unique_ptr<ShardWriter>> Open(std::shared_ptr<io::ObjectStore> store,
                                                    std::string table_prefix, std::string shard_id,
                                                    arrow::SchemaPtr schema,
                                                    ShardWriterOptions options = {});
+  /// close()s.
+  ~ShardWriter();
+  ShardWriter(const ShardWriter&) = delete;
+  ShardWriter& operator=(const ShardWriter&) = delete;
 
-  /// Validates `batches` (ConformBatches: names, types, nullability, vector dimension; columns
-  /// matched by name, missing nullable ones filled with nulls), writes them as one durable WAL
-  /// entry, appends them to the MemTable, returns. A Put of zero rows writes nothing.
-  /// Errors: Invalid (nothing written); Fenced / WriterPoisoned / IOError from the WAL (nothing
-  /// visible).
+  /// Validates `batches` against the user schema (ConformBatches), waits for backpressure
+  /// (up to write_stall_timeout), appends them to the active MemTable (invisible until
+  /// durable) and the WAL; returns when durable (or, non-durable mode, at once). May seal the
+  /// active MemTable first (size/rows/age triggers). A put of zero rows writes nothing.
+  /// Errors: Invalid (nothing written); Backpressure (nothing written); Fenced;
+  /// WriterPoisoned; IOError from the WAL (the writer is then poisoned).
   Result<PutResult> Put(const std::vector<arrow::RecordBatchPtr>& batches);
 
-  /// Every acknowledged row, oldest first, with the WAL position of the newest.
-  memtable::MemTableSnapshot Snapshot() const { return memtable_->Snapshot(); }
-  /// Newest WAL position whose rows are visible (0 = none).
-  uint64_t last_wal_position() const { return memtable_->Snapshot().last_wal_position; }
+  /// Writes tombstones for the keys of `keys`: batches holding the key columns by name (the
+  /// primary-key columns, or `_rowid` uint64 for tables without a primary key; other columns
+  /// are ignored). Durable like Put. Errors: Invalid (missing or mistyped key column, nulls),
+  /// then as Put.
+  Result<PutResult> Delete(const std::vector<arrow::RecordBatchPtr>& keys);
 
-  const arrow::SchemaPtr& schema() const { return schema_; }
-  const std::string& shard_id() const { return shard_id_; }
-  const std::string& shard_prefix() const { return shard_prefix_; }
-  const wal::WalReplaySummary& replay_summary() const { return replay_; }
-  wal::WalWriterStats wal_stats() const { return wal_->stats(); }
+  /// Freezes the active MemTable and returns the generation it froze, once every put that
+  /// reached it has settled in the WAL; nullopt (nothing frozen) when it holds no rows.
+  /// Errors: Fenced; WriterPoisoned; Invalid after close().
+  Result<std::optional<SealedGeneration>> force_seal_active();
+
+  /// The newest generation frozen and not yet published, if any (flush/ rule 8 when the seal
+  /// was empty).
+  std::optional<uint64_t> newest_unpublished_generation() const;
+
+  /// Returns OK once the manifest's current_generation > g (g and all older generations are in
+  /// L0). Errors: Timeout at `deadline` (naming g and current_generation); WriterPoisoned /
+  /// Fenced when the writer fails before g is published; Invalid after close().
+  Status wait_for_generation(uint64_t generation, Deadline deadline);
+
+  /// Returns OK once no MemTable is frozen. Under sustained writes it may never return.
+  /// Errors: Timeout; WriterPoisoned; Fenced.
+  Status wait_for_flush_drain(Deadline deadline);
+
+  /// Stops the flusher (after it finishes the attempt in progress) and fails later writes
+  /// with Invalid. Frozen and active MemTables are not flushed (the WAL holds them).
+  /// Idempotent.
+  void close();
+
+  /// Live rows across tiers (see ShardSnapshot). Cached until the next visible change.
+  /// Errors: Invalid from the filter kernel (a string column past 2 GiB).
+  Result<std::shared_ptr<const ShardSnapshot>> Snapshot() const;
+  /// Newest WAL position whose rows are visible (0 = none).
+  uint64_t last_wal_position() const;
+
+  ShardDescription Describe() const;
+  ShardWriterStats stats() const;
+  /// OK, or the sticky Fenced / WriterPoisoned error.
+  Status health() const;
+
+  const arrow::SchemaPtr& schema() const;
+  /// Schema stored in MemTables, WAL and SSTables: user columns, then `_rowid` (no primary
+  /// key), then `_tombstone`.
+  const arrow::SchemaPtr& storage_schema() const;
+  const std::vector<std::string>& key_columns() const;
+  const std::string& shard_id() const;
+  const std::string& shard_prefix() const;
+  uint64_t writer_epoch() const;
 
   /// Removes every file of shard `shard_id` (after an overwrite commits, or on drop).
   static Status RemoveShardFiles(io::ObjectStore& store, const std::string& table_prefix,
                                  const std::string& shard_id);
 
- private:
-  ShardWriter() = default;
+  /// Private implementation state (shard_writer.cc).
+  struct Impl;
 
-  std::shared_ptr<io::ObjectStore> store_;
-  std::string shard_id_;
-  std::string shard_prefix_;
-  arrow::SchemaPtr schema_;
-  wal::WalReplaySummary replay_;
-  std::unique_ptr<memtable::MemTable> memtable_;  // active MemTable; internally locked
-  std::unique_ptr<wal::WalWriter> wal_;           // internally locked
+ private:
+  explicit ShardWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace strata::shard

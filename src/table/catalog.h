@@ -10,6 +10,7 @@
 #include "arrow/array.h"
 #include "arrow/type.h"
 #include "common/status.h"
+#include "shard/shard_writer.h"
 #include "table/table.h"
 
 namespace strata::table {
@@ -20,8 +21,11 @@ class Catalog {
  public:
   virtual ~Catalog() = default;
 
-  /// Opens (creating if missing) the data root `root_dir`. Errors: IOError.
-  static Result<std::unique_ptr<Catalog>> Open(const std::string& root_dir);
+  /// Opens (creating if missing) the data root `root_dir`; every table's shard writer uses
+  /// `shard_options` (MemTable sizes, durability, backpressure; the primary key comes from
+  /// each table's manifest). Errors: IOError.
+  static Result<std::unique_ptr<Catalog>> Open(const std::string& root_dir,
+                                               shard::ShardWriterOptions shard_options = {});
 
   /// Table names of `database`, sorted ascending (empty when the database does not exist).
   virtual Result<std::vector<std::string>> ListTables(const std::string& database) = 0;

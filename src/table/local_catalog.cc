@@ -8,9 +8,10 @@
 
 namespace strata::table {
 
-Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& root_dir) {
+Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& root_dir,
+                                               shard::ShardWriterOptions shard_options) {
   STRATA_ASSIGN_OR_RETURN(auto store, io::LocalObjectStore::Open(root_dir));
-  return std::unique_ptr<Catalog>(new LocalCatalog(std::move(store)));
+  return std::unique_ptr<Catalog>(new LocalCatalog(std::move(store), std::move(shard_options)));
 }
 
 std::string LocalCatalog::TablePrefix(const std::string& database, const std::string& name) {
@@ -48,7 +49,8 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
   if (!manifest || manifest->table_name() != name) {
     return Status::NotFound("table '" + name + "' not found");
   }
-  STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest)));
+  STRATA_ASSIGN_OR_RETURN(
+      auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest), shard_options_));
   open_.emplace(key, table);
   return table;
 }
@@ -83,8 +85,8 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
     }
   }
   if (!existing.status().IsNotFound()) return existing.status();
-  STRATA_ASSIGN_OR_RETURN(
-      auto table, LocalTable::Create(store_, TablePrefix(database, name), name, schema, batches));
+  STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Create(store_, TablePrefix(database, name), name,
+                                                         schema, batches, shard_options_));
   open_.emplace(std::make_pair(database, name), table);
   return std::shared_ptr<Table>(std::move(table));
 }

@@ -23,7 +23,9 @@ namespace strata::table {
 
 class LocalCatalog : public Catalog {
  public:
-  explicit LocalCatalog(std::shared_ptr<io::ObjectStore> store) : store_(std::move(store)) {}
+  explicit LocalCatalog(std::shared_ptr<io::ObjectStore> store,
+                        shard::ShardWriterOptions shard_options = {})
+      : store_(std::move(store)), shard_options_(std::move(shard_options)) {}
 
   Result<std::vector<std::string>> ListTables(const std::string& database) override;
   Result<std::shared_ptr<Table>> CreateTable(const std::string& database, const std::string& name,
@@ -43,6 +45,7 @@ class LocalCatalog : public Catalog {
                                                 const std::string& name);
 
   const std::shared_ptr<io::ObjectStore> store_;
+  const shard::ShardWriterOptions shard_options_;
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<LocalTable>> open_;  // mu_
 };

@@ -22,30 +22,35 @@ int64_t NowMicros() {
 /// Opens a fresh shard with `schema`, writes `batches` into it. On failure removes the shard.
 Result<std::pair<std::unique_ptr<shard::ShardWriter>, uint64_t>> WriteFreshShard(
     const std::shared_ptr<io::ObjectStore>& store, const std::string& prefix,
-    const arrow::SchemaPtr& schema, const std::vector<arrow::RecordBatchPtr>& batches) {
+    const arrow::SchemaPtr& schema, const std::vector<arrow::RecordBatchPtr>& batches,
+    const shard::ShardWriterOptions& options) {
   STRATA_RETURN_IF_ERROR(shard::ValidateTableSchema(*schema));
   // Validate before creating anything, so bad input leaves no files behind.
   STRATA_RETURN_IF_ERROR(shard::ConformBatches(schema, batches).status());
   const std::string shard_id = format::RandomUuid();
-  auto opened = shard::ShardWriter::Open(store, prefix, shard_id, schema);
+  auto opened = shard::ShardWriter::Open(store, prefix, shard_id, schema, options);
   if (!opened.ok()) return opened.status();
   auto writer = std::move(opened).value();
   auto put = writer->Put(batches);
   if (!put.ok()) {
+    writer->close();
     Status cleanup = shard::ShardWriter::RemoveShardFiles(*store, prefix, shard_id);
     if (!cleanup.ok()) spdlog::warn("cleanup of shard '{}': {}", shard_id, cleanup.ToString());
     return put.status();
   }
-  return std::make_pair(std::move(writer), put->wal_position);
+  const uint64_t position = writer->last_wal_position();
+  return std::make_pair(std::move(writer), position);
 }
 
 }  // namespace
 
 Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectStore> store,
                                                      std::string prefix, std::string name,
-                                                     format::TableManifest manifest) {
+                                                     format::TableManifest manifest,
+                                                     shard::ShardWriterOptions options) {
+  options.primary_key.assign(manifest.primary_key().begin(), manifest.primary_key().end());
   std::shared_ptr<LocalTable> t(
-      new LocalTable(std::move(store), std::move(prefix), std::move(name)));
+      new LocalTable(std::move(store), std::move(prefix), std::move(name), options));
   STRATA_ASSIGN_OR_RETURN(t->schema_, format::DecodeSchema(manifest.arrow_schema()));
   if (manifest.shard_ids_size() != 1) {
     return Status::Corruption("table '" + t->name_ + "' manifest version " +
@@ -53,7 +58,8 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
                               std::to_string(manifest.shard_ids_size()) +
                               " shards; this build handles exactly 1");
   }
-  auto writer = shard::ShardWriter::Open(t->store_, t->prefix_, manifest.shard_ids(0), t->schema_);
+  auto writer = shard::ShardWriter::Open(t->store_, t->prefix_, manifest.shard_ids(0), t->schema_,
+                                         t->options_);
   if (!writer.ok()) return writer.status().WithContext("table '" + t->name_ + "'");
   t->shard_ = std::move(writer).value();
   t->manifest_ = std::move(manifest);
@@ -62,7 +68,8 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
 
 Result<std::shared_ptr<LocalTable>> LocalTable::Create(
     std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
-    arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches) {
+    arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches,
+    shard::ShardWriterOptions options) {
   if (schema == nullptr) return Status::Invalid("table schema is missing");
   STRATA_ASSIGN_OR_RETURN(auto existing, format::LoadLatestTableManifest(*store, prefix));
   if (existing) return Status::AlreadyExists("table '" + name + "' already exists");
@@ -71,8 +78,9 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   for (const auto& o : leftovers) STRATA_RETURN_IF_ERROR(store->Remove(o.key));
 
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
-  STRATA_ASSIGN_OR_RETURN(auto fresh, WriteFreshShard(store, prefix, schema, batches));
+  STRATA_ASSIGN_OR_RETURN(auto fresh, WriteFreshShard(store, prefix, schema, batches, options));
   format::TableManifest m;
+  for (const auto& k : options.primary_key) m.add_primary_key(k);
   m.set_version(1);
   m.set_arrow_schema(std::move(schema_bytes));
   m.add_shard_ids(fresh.first->shard_id());
@@ -81,6 +89,7 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   m.set_table_name(name);
   Status committed = format::CommitTableManifest(*store, prefix, m);
   if (!committed.ok()) {
+    fresh.first->close();
     Status cleanup = shard::ShardWriter::RemoveShardFiles(*store, prefix, fresh.first->shard_id());
     if (!cleanup.ok()) spdlog::warn("cleanup after failed create: {}", cleanup.ToString());
     if (committed.IsAlreadyExists()) {
@@ -89,7 +98,7 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
     return committed;
   }
   std::shared_ptr<LocalTable> t(
-      new LocalTable(std::move(store), std::move(prefix), std::move(name)));
+      new LocalTable(std::move(store), std::move(prefix), std::move(name), std::move(options)));
   t->schema_ = std::move(schema);
   t->shard_ = std::move(fresh.first);
   t->manifest_ = std::move(m);
@@ -120,7 +129,8 @@ Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& ba
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(auto put, shard_->Put(batches));
-  return manifest_.base_version() + put.wal_position;
+  return manifest_.base_version() +
+         (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
 }
 
 Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
@@ -129,7 +139,10 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   std::unique_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
-  STRATA_ASSIGN_OR_RETURN(auto fresh, WriteFreshShard(store_, prefix_, schema, batches));
+  shard::ShardWriterOptions fresh_options = options_;
+  fresh_options.primary_key.clear();  // an overwrite's schema has no declared key
+  STRATA_ASSIGN_OR_RETURN(auto fresh,
+                          WriteFreshShard(store_, prefix_, schema, batches, fresh_options));
   const uint64_t old_version = manifest_.base_version() + shard_->last_wal_position();
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
@@ -141,12 +154,14 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.set_base_version(old_version + 1);
   Status committed = format::CommitTableManifest(*store_, prefix_, m);
   if (!committed.ok()) {
+    fresh.first->close();
     Status cleanup =
         shard::ShardWriter::RemoveShardFiles(*store_, prefix_, fresh.first->shard_id());
     if (!cleanup.ok()) spdlog::warn("cleanup after failed overwrite: {}", cleanup.ToString());
     return committed.WithContext("overwrite of table '" + name_ + "'");
   }
   const std::string old_shard = shard_->shard_id();
+  shard_->close();
   manifest_ = std::move(m);
   schema_ = std::move(schema);
   shard_ = std::move(fresh.first);
@@ -160,19 +175,63 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
 
 TableSnapshot LocalTable::Snapshot() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  auto snap = shard_->Snapshot();
   TableSnapshot out;
   out.schema = schema_;
-  out.version = manifest_.base_version() + snap.last_wal_position;
-  out.batches = std::move(snap.batches);
-  out.num_rows = snap.num_rows;
+  out.key_columns = shard_->key_columns();
+  auto snap = shard_->Snapshot();
+  if (!snap.ok()) {
+    // Only a >2 GiB string column can fail the merge; answer with no rows rather than wrong
+    // ones, and say so in the log.
+    spdlog::error("table '{}': snapshot failed: {}", name_, snap.status().ToString());
+    out.version = manifest_.base_version() + shard_->last_wal_position();
+    return out;
+  }
+  const shard::ShardSnapshot& s = **snap;
+  out.version = manifest_.base_version() + s.last_wal_position;
+  out.batches = s.batches;
+  out.row_ids = s.row_ids;
+  out.storage_batches = s.storage_batches;
+  out.num_rows = s.num_rows;
   return out;
+}
+
+Result<uint64_t> LocalTable::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  STRATA_ASSIGN_OR_RETURN(auto put, shard_->Delete(keys));
+  return manifest_.base_version() +
+         (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
+}
+
+Result<std::vector<ShardFlushResult>> LocalTable::Flush(shard::Deadline deadline) {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  ShardFlushResult r;
+  r.shard_id = shard_->shard_id();
+  STRATA_ASSIGN_OR_RETURN(auto sealed, shard_->force_seal_active());
+  if (sealed) {
+    r.sealed_generation = sealed->generation;
+    r.waited_generation = sealed->generation;
+  } else {
+    r.waited_generation = shard_->newest_unpublished_generation();
+  }
+  if (r.waited_generation) {
+    STRATA_RETURN_IF_ERROR(shard_->wait_for_generation(*r.waited_generation, deadline));
+  }
+  r.current_generation = shard_->Describe().current_generation;
+  return std::vector<ShardFlushResult>{r};
+}
+
+std::vector<shard::ShardDescription> LocalTable::DescribeShards() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return {shard_->Describe()};
 }
 
 Status LocalTable::Drop() {
   std::unique_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   dropped_ = true;
+  shard_->close();
   STRATA_ASSIGN_OR_RETURN(auto versions, store_->List(prefix_ + "/_versions/"));
   std::vector<std::pair<uint64_t, std::string>> ordered;
   for (const auto& o : versions) {

@@ -29,7 +29,8 @@ class LocalTable : public Table {
   /// Errors: Corruption (bad schema bytes, no shard, WAL corruption); IOError.
   static Result<std::shared_ptr<LocalTable>> Open(std::shared_ptr<io::ObjectStore> store,
                                                   std::string prefix, std::string name,
-                                                  format::TableManifest manifest);
+                                                  format::TableManifest manifest,
+                                                  shard::ShardWriterOptions options = {});
 
   /// Creates a new table at `prefix` (which must hold no manifest; leftovers of an earlier
   /// failed create are removed) with `schema` and initial rows `batches`.
@@ -37,7 +38,8 @@ class LocalTable : public Table {
   /// concurrent creator committed first; IOError.
   static Result<std::shared_ptr<LocalTable>> Create(
       std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
-      arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches);
+      arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches,
+      shard::ShardWriterOptions options = {});
 
   const std::string& name() const override { return name_; }
   arrow::SchemaPtr schema() const override;
@@ -46,8 +48,12 @@ class LocalTable : public Table {
   Result<uint64_t> Overwrite(arrow::SchemaPtr schema,
                              const std::vector<arrow::RecordBatchPtr>& batches) override;
   TableSnapshot Snapshot() const override;
+  Result<uint64_t> Delete(const std::vector<arrow::RecordBatchPtr>& keys) override;
+  Result<std::vector<ShardFlushResult>> Flush(shard::Deadline deadline) override;
+  std::vector<shard::ShardDescription> DescribeShards() const override;
 
-  /// Marks the table dropped (later calls fail NotFound) and removes its files: manifests
+  /// Marks the table dropped (later calls fail NotFound), closes the shard writer and removes
+  /// its files: manifests
   /// first, oldest version first (so a crash mid-drop never exposes an older version), then
   /// everything else under the prefix.
   Status Drop();
@@ -58,13 +64,18 @@ class LocalTable : public Table {
   std::string shard_id() const;
 
  private:
-  LocalTable(std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name)
-      : store_(std::move(store)), prefix_(std::move(prefix)), name_(std::move(name)) {}
+  LocalTable(std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
+             shard::ShardWriterOptions options)
+      : store_(std::move(store)),
+        prefix_(std::move(prefix)),
+        name_(std::move(name)),
+        options_(std::move(options)) {}
   Status CheckNotDropped() const;
 
   const std::shared_ptr<io::ObjectStore> store_;
   const std::string prefix_;
   const std::string name_;
+  const shard::ShardWriterOptions options_;  // for every shard this table opens
 
   mutable std::shared_mutex mu_;
   format::TableManifest manifest_;             // guarded by mu_

@@ -4,22 +4,40 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "arrow/array.h"
 #include "arrow/type.h"
 #include "common/status.h"
+#include "shard/shard_writer.h"
 
 namespace strata::table {
 
-/// A consistent read view: every row acknowledged before Snapshot() returned, oldest first.
-/// Batches are immutable and shared with the MemTable (no copy).
+/// A consistent read view: every live row acknowledged before Snapshot() returned (newest
+/// version per key across MemTables and SSTables, tombstones dropped), oldest first.
+/// Batches are immutable and shared (no copy when no row of a batch was dropped).
 struct TableSnapshot {
-  arrow::SchemaPtr schema;
+  arrow::SchemaPtr schema;  // user columns only
   uint64_t version = 0;
   std::vector<arrow::RecordBatchPtr> batches;
   int64_t num_rows = 0;
+  /// Parallel to `batches`: the hidden `_rowid` (uint64) of each row for tables without a
+  /// primary key (query `with_row_id` returns it); empty for primary-key tables.
+  std::vector<arrow::ArrayDataPtr> row_ids;
+  /// Parallel to `batches`: the same rows with the hidden storage columns (for deletes).
+  std::vector<arrow::RecordBatchPtr> storage_batches;
+  /// Names of the key columns in `storage_batches` (primary key, or `_rowid`).
+  std::vector<std::string> key_columns;
+};
+
+/// What Table::Flush did for one shard (PROTOCOL.md §0 flush/).
+struct ShardFlushResult {
+  std::string shard_id;
+  std::optional<uint64_t> sealed_generation;  // what force_seal_active froze
+  std::optional<uint64_t> waited_generation;  // the generation waited for (sealed or older)
+  uint64_t current_generation = 0;            // after the wait
 };
 
 class Table {
@@ -42,6 +60,19 @@ class Table {
                                      const std::vector<arrow::RecordBatchPtr>& batches) = 0;
 
   virtual TableSnapshot Snapshot() const = 0;
+
+  /// Writes tombstones for the keys of `keys` (batches holding the key columns by name, see
+  /// ShardWriter::Delete). Returns the new version. Errors: as ShardWriter::Delete.
+  virtual Result<uint64_t> Delete(const std::vector<arrow::RecordBatchPtr>& keys) = 0;
+
+  /// DESIGN.md §4 rule 8: per shard, force_seal_active; when the seal was empty, the newest
+  /// generation sealed and not yet published (if any); waits until those are published. When
+  /// it returns OK every row acknowledged before the call is in an SSTable.
+  /// Errors: Timeout at `deadline` naming the pending generation; WriterPoisoned; Fenced.
+  virtual Result<std::vector<ShardFlushResult>> Flush(shard::Deadline deadline) = 0;
+
+  /// ShardWriter::Describe of every shard (mem_wal/describe/).
+  virtual std::vector<shard::ShardDescription> DescribeShards() const = 0;
 };
 
 }  // namespace strata::table

@@ -1,12 +1,17 @@
+// ShardWriter basics: puts and reopen, validation, concurrent puts, torn tail (issue 3 test 4),
+// fencing (test 5), backpressure (test 6), newest wins (test 7).
 #include "shard/shard_writer.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <thread>
 
-#include "../io/storage_test_util.h"
-#include "io/local_object_store.h"
+#include "arrow/builder.h"
+#include "shard_test_util.h"
 #include "wal/wal_entry.h"
 
 namespace strata::shard {
@@ -15,171 +20,304 @@ namespace {
 using strata::testing::Ids;
 using strata::testing::MakeBatch;
 using strata::testing::Range;
-using strata::testing::TempDir;
-using strata::testing::TestSchema;
-
-constexpr char kTable[] = "default/t";
-constexpr char kShardId[] = "s1";
-
-std::unique_ptr<ShardWriter> OpenOrDie(const std::shared_ptr<io::ObjectStore>& store) {
-  auto w = ShardWriter::Open(store, kTable, kShardId, TestSchema());
-  EXPECT_TRUE(w.ok()) << w.status().ToString();
-  return w.ok() ? std::move(w).value() : nullptr;
-}
-
-std::string EntryPath(io::LocalObjectStore& store, uint64_t position) {
-  return store.PathOf(wal::WalEntryKey(ShardPrefix(kTable, kShardId), position));
-}
+using namespace strata::shard::testing;
+using namespace std::chrono_literals;
 
 TEST(ShardWriter, PutIsVisibleAndSurvivesReopen) {
-  TempDir dir;
-  auto store = *io::LocalObjectStore::Open(dir.path());
+  ShardFixture f;
   {
-    auto w = OpenOrDie(store);
+    auto w = f.OpenOrDie();
     auto p1 = w->Put({MakeBatch(0, 10)});
     ASSERT_TRUE(p1.ok()) << p1.status().ToString();
-    EXPECT_EQ(p1->wal_position, 1u);
-    EXPECT_EQ(p1->first_row_position, 0);
+    EXPECT_EQ(p1->num_rows, 10);
+    EXPECT_EQ(p1->generation, 1u);
     auto p2 = w->Put({MakeBatch(10, 5), MakeBatch(15, 5)});
     ASSERT_TRUE(p2.ok());
-    EXPECT_EQ(p2->wal_position, 2u);
-    EXPECT_EQ(p2->first_row_position, 10);
-    EXPECT_EQ(p2->num_rows, 10);
-    EXPECT_EQ(Ids(w->Snapshot().batches), Range(0, 20));
-    // Zero rows: no entry.
-    auto p3 = w->Put({MakeBatch(99, 0)});
+    EXPECT_GT(p2->wal_position, p1->wal_position);
+    EXPECT_EQ(SortedIds(*w), Range(0, 20));
+    auto p3 = w->Put({MakeBatch(99, 0)});  // zero rows: nothing written
     ASSERT_TRUE(p3.ok());
-    EXPECT_EQ(p3->wal_position, 2u);
-    EXPECT_EQ(w->wal_stats().entries_written, 2u);
+    EXPECT_EQ(p3->wal_position, 0u);
+    EXPECT_EQ((*w->Snapshot())->num_rows, 20);
   }
-  auto w = OpenOrDie(store);
-  EXPECT_EQ(w->replay_summary().entries, 2u);
-  EXPECT_EQ(w->last_wal_position(), 2u);
-  EXPECT_EQ(Ids(w->Snapshot().batches), Range(0, 20));
-  auto p = w->Put({MakeBatch(20, 1)});
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ(p->wal_position, 3u);
+  auto w = f.OpenOrDie();
+  EXPECT_EQ(Ids((*w->Snapshot())->batches), Range(0, 20));  // order kept
+  EXPECT_EQ(w->writer_epoch(), 2u);
+  // Hidden _rowid values are 0..19 and new puts continue after them.
+  auto snap = *w->Snapshot();
+  ASSERT_EQ(snap->row_ids.size(), snap->batches.size());
+  ASSERT_TRUE(w->Put({MakeBatch(20, 1)}).ok());
+  auto after = *w->Snapshot();
+  const auto& last = after->row_ids.back();
+  EXPECT_EQ(arrow::Array(last).Value<uint64_t>(last->length - 1), 20u);
 }
 
 TEST(ShardWriter, InvalidBatchesChangeNothing) {
-  TempDir dir;
-  auto store = *io::LocalObjectStore::Open(dir.path());
-  auto w = OpenOrDie(store);
+  ShardFixture f;
+  auto w = f.OpenOrDie();
   ASSERT_TRUE(w->Put({MakeBatch(0, 3)}).ok());
-
-  auto vec3 = arrow::MakeVectorArray({1, 2, 3}, 3);
-  auto wrong_dim = std::make_shared<arrow::RecordBatch>(
-      std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
-          arrow::field("id", arrow::int64(), false), arrow::field("vector", vec3->type)}),
-      1, std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({50}), vec3});
   auto wrong_type = std::make_shared<arrow::RecordBatch>(
       std::make_shared<arrow::Schema>(
           std::vector<arrow::FieldPtr>{arrow::field("id", arrow::utf8(), false)}),
       1, std::vector<arrow::ArrayDataPtr>{arrow::MakeUtf8Array({"x"})});
-  auto with_null = std::make_shared<arrow::RecordBatch>(
-      std::make_shared<arrow::Schema>(
-          std::vector<arrow::FieldPtr>{arrow::field("id", arrow::int64(), true)}),
-      1, std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({std::nullopt})});
-  auto unknown = std::make_shared<arrow::RecordBatch>(
-      std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
-          arrow::field("id", arrow::int64(), false), arrow::field("zzz", arrow::int64())}),
-      1, std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({51}), arrow::MakeInt64Array({1})});
-  // A good batch first: the whole put must still be rejected.
-  for (const auto& bad : {wrong_dim, wrong_type, with_null, unknown}) {
-    auto r = w->Put({MakeBatch(100, 2), bad});
-    EXPECT_TRUE(r.status().IsInvalid()) << r.status().ToString();
-  }
-  EXPECT_EQ(Ids(w->Snapshot().batches), Range(0, 3));
-  EXPECT_EQ(w->wal_stats().entries_written, 1u);
-  auto files = *store->List(wal::WalDir(ShardPrefix(kTable, kShardId)));
-  EXPECT_EQ(files.size(), 1u);
+  auto r = w->Put({MakeBatch(100, 2), wrong_type});
+  EXPECT_TRUE(r.status().IsInvalid()) << r.status().ToString();
+  EXPECT_EQ(SortedIds(*w), Range(0, 3));
   w.reset();
-  EXPECT_EQ(Ids(OpenOrDie(store)->Snapshot().batches), Range(0, 3));
+  EXPECT_EQ(SortedIds(*f.OpenOrDie()), Range(0, 3));
 }
 
-TEST(ShardWriter, ConcurrentPutsFromFourThreadsAllPresentAfterReopen) {
-  TempDir dir;
-  auto store = *io::LocalObjectStore::Open(dir.path());
-  constexpr int kThreads = 4, kPuts = 25, kRows = 3;
+TEST(ShardWriter, ConcurrentPutsGroupCommitAndSurviveReopen) {
+  ShardFixture f;
+  constexpr int kThreads = 4, kPuts = 40, kRows = 3;
   {
-    auto w = OpenOrDie(store);
+    auto w = f.OpenOrDie();
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
     for (int t = 0; t < kThreads; ++t) {
       threads.emplace_back([&, t] {
         for (int i = 0; i < kPuts; ++i) {
-          int64_t first = (t * kPuts + i) * kRows;
-          if (!w->Put({MakeBatch(first, kRows)}).ok()) ++failures;
+          if (!w->Put({MakeBatch((t * kPuts + i) * kRows, kRows)}).ok()) ++failures;
         }
       });
     }
     for (auto& th : threads) th.join();
     EXPECT_EQ(failures.load(), 0);
-    EXPECT_EQ(w->Snapshot().num_rows, kThreads * kPuts * kRows);
+    EXPECT_EQ(SortedIds(*w), Range(0, kThreads * kPuts * kRows));
+    auto st = w->stats();
+    EXPECT_EQ(st.puts, static_cast<uint64_t>(kThreads * kPuts));
+    EXPECT_LE(st.wal_entries, st.puts + 1);  // + the fence sentinel
   }
-  auto w = OpenOrDie(store);
-  auto ids = Ids(w->Snapshot().batches);
-  std::sort(ids.begin(), ids.end());
-  EXPECT_EQ(ids, Range(0, kThreads * kPuts * kRows));
-  EXPECT_EQ(w->last_wal_position(), static_cast<uint64_t>(kThreads * kPuts));
+  EXPECT_EQ(SortedIds(*f.OpenOrDie()), Range(0, kThreads * kPuts * kRows));
 }
 
-TEST(ShardWriter, TornLastEntryIsQuarantinedAndPositionReused) {
-  TempDir dir;
-  auto store = *io::LocalObjectStore::Open(dir.path());
+// Issue 3 test 4: a torn last entry (truncated mid-file) or garbage appended as the next entry
+// -> open succeeds with the valid prefix, later writes survive another reopen.
+TEST(ShardWriter, TornTailOpensWithValidPrefix) {
+  ShardFixture f;
+  uint64_t last = 0;
   {
-    auto w = OpenOrDie(store);
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(w->Put({MakeBatch(i * 4, 4)}).ok());
+    auto w = f.OpenOrDie();
+    for (int i = 0; i < 3; ++i) last = w->Put({MakeBatch(i * 4, 4)})->wal_position;
   }
-  auto path = EntryPath(*store, 3);
-  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 20);
+  auto path = f.local->PathOf(wal::WalEntryKey(f.shard_prefix(), last));
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   {
-    auto w = OpenOrDie(store);
+    auto w = f.OpenOrDie();
     ASSERT_NE(w, nullptr);
-    EXPECT_EQ(Ids(w->Snapshot().batches), Range(0, 8));
-    EXPECT_EQ(w->replay_summary().torn_position, std::optional<uint64_t>(3));
-    auto p = w->Put({MakeBatch(100, 1)});
-    ASSERT_TRUE(p.ok()) << p.status().ToString();
-    EXPECT_EQ(p->wal_position, 3u);
+    EXPECT_EQ(SortedIds(*w), Range(0, 8));
+    ASSERT_TRUE(w->Put({MakeBatch(100, 1)}).ok());
   }
-  auto quarantined = *store->List(ShardPrefix(kTable, kShardId) + "/wal_quarantine/");
-  EXPECT_EQ(quarantined.size(), 1u);
-  auto ids = Ids(OpenOrDie(store)->Snapshot().batches);
   auto want = Range(0, 8);
   want.push_back(100);
-  EXPECT_EQ(ids, want);
-}
-
-TEST(ShardWriter, CorruptMiddleEntryOrGapFailsOpen) {
-  TempDir dir;
-  auto store = *io::LocalObjectStore::Open(dir.path());
+  uint64_t tip = 0;
   {
-    auto w = OpenOrDie(store);
-    for (int i = 0; i < 4; ++i) ASSERT_TRUE(w->Put({MakeBatch(i, 1)}).ok());
+    auto w = f.OpenOrDie();
+    EXPECT_EQ(SortedIds(*w), want);
+    tip = w->Describe().wal_entry_position_last_seen;
   }
-  auto path = EntryPath(*store, 2);
-  auto bytes = *store->Get(wal::WalEntryKey(ShardPrefix(kTable, kShardId), 2));
-  std::filesystem::resize_file(path, 40);
-  auto r = ShardWriter::Open(store, kTable, kShardId, TestSchema());
-  EXPECT_EQ(r.status().code(), StatusCode::kCorruption) << r.status().ToString();
-  // A missing middle entry (gap) also refuses to open.
-  std::filesystem::remove(path);
-  auto gap = ShardWriter::Open(store, kTable, kShardId, TestSchema());
-  EXPECT_EQ(gap.status().code(), StatusCode::kCorruption) << gap.status().ToString();
-  EXPECT_NE(gap.status().message().find("gap"), std::string::npos);
-  // Nothing was modified by the failed opens: restoring the entry makes the shard whole.
-  ASSERT_TRUE(store->Put(wal::WalEntryKey(ShardPrefix(kTable, kShardId), 2), bytes).ok());
-  EXPECT_EQ(Ids(OpenOrDie(store)->Snapshot().batches), Range(0, 4));
+  // Garbage as the next entry file.
+  ASSERT_TRUE(f.local->Put(wal::WalEntryKey(f.shard_prefix(), tip + 1), "garbage!garbage!").ok());
+  auto w = f.OpenOrDie();
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(SortedIds(*w), want);
+  ASSERT_TRUE(w->Put({MakeBatch(200, 1)}).ok());
+  w.reset();
+  want.push_back(200);
+  EXPECT_EQ(SortedIds(*f.OpenOrDie()), want);
 }
 
-TEST(ShardWriter, SchemaMismatchOnReplayIsCorruption) {
-  TempDir dir;
-  auto store = *io::LocalObjectStore::Open(dir.path());
-  ASSERT_TRUE(OpenOrDie(store)->Put({MakeBatch(0, 2)}).ok());
-  auto other = std::make_shared<arrow::Schema>(
-      std::vector<arrow::FieldPtr>{arrow::field("id", arrow::int32(), false)});
-  auto r = ShardWriter::Open(store, kTable, kShardId, other);
-  EXPECT_EQ(r.status().code(), StatusCode::kCorruption);
+// Issue 3 test 5: writer B opening the shard fences writer A.
+TEST(ShardWriter, SecondWriterFencesFirst) {
+  ShardFixture f;
+  auto a = f.OpenOrDie();
+  ASSERT_TRUE(a->Put({MakeBatch(0, 5)}).ok());
+  ASSERT_TRUE(a->Put({MakeBatch(5, 5)}).ok());
+  auto b = f.OpenOrDie();
+  ASSERT_NE(b, nullptr);
+  EXPECT_GT(b->writer_epoch(), a->writer_epoch());
+  auto r = a->Put({MakeBatch(10, 1)});
+  EXPECT_EQ(r.status().code(), StatusCode::kFenced) << r.status().ToString();
+  EXPECT_EQ(a->health().code(), StatusCode::kFenced);
+  EXPECT_EQ(a->force_seal_active().status().code(), StatusCode::kFenced);
+  EXPECT_EQ(SortedIds(*b), Range(0, 10));  // every row A acknowledged
+  EXPECT_EQ(SortedIds(*a), Range(0, 10));  // A still reads
+  ASSERT_TRUE(b->Put({MakeBatch(10, 1)}).ok());
+  // B flushes; A (fenced) cannot.
+  auto sealed = b->force_seal_active();
+  ASSERT_TRUE(sealed.ok() && sealed->has_value());
+  EXPECT_EQ((*sealed)->rows, 11);
+  EXPECT_TRUE(b->wait_for_generation((*sealed)->generation, In(10s)).ok());
+  a.reset();
+  b.reset();
+  EXPECT_EQ(SortedIds(*f.OpenOrDie()), Range(0, 11));
+}
+
+// Issue 3 test 6: stalled flushes -> puts fail with Backpressure within write_stall_timeout
+// plus a margin; memory stays bounded; writes resume once the stall clears.
+TEST(ShardWriter, BackpressureFailsWithinStallTimeoutAndRecovers) {
+  ShardFixture f;
+  ShardWriterOptions o;
+  o.max_memtable_rows = 50;
+  o.max_unflushed_bytes = 64 << 10;
+  o.write_stall_timeout = 500ms;
+  auto w = f.OpenOrDie(o);
+  io::PutFault hold;
+  hold.key_contains = "_gen_";
+  hold.hold = true;
+  hold.fail = false;
+  const int rule = f.faults->AddFault(hold);
+  int64_t next = 0;
+  Status failure;
+  double failed_after_ms = 0;
+  int64_t max_unflushed = 0;
+  for (int i = 0; i < 10000 && failure.ok(); ++i) {
+    const auto t0 = Clock::now();
+    auto r = w->Put({MakeBatch(next, 20)});
+    if (!r.ok()) {
+      failure = r.status();
+      failed_after_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+      break;
+    }
+    next += 20;
+    auto d = w->Describe();
+    int64_t bytes = d.active.bytes;
+    for (const auto& fr : d.frozen) bytes += fr.bytes;
+    max_unflushed = std::max(max_unflushed, bytes);
+  }
+  ASSERT_EQ(failure.code(), StatusCode::kBackpressure) << failure.ToString();
+  EXPECT_GE(failed_after_ms, 450);
+  EXPECT_LE(failed_after_ms, 500 + 300);
+  // Bounded: at most the limit plus one MemTable's worth (the put that crossed it).
+  EXPECT_LE(max_unflushed, (64 << 10) + (32 << 10)) << max_unflushed;
+  EXPECT_GE(w->stats().backpressure_timeouts, 1u);
+  EXPECT_EQ(SortedIds(*w), Range(0, next));  // the failed put wrote nothing
+  f.faults->RemoveFault(rule);
+  ASSERT_TRUE(w->wait_for_flush_drain(In(20s)).ok());
+  auto r = w->Put({MakeBatch(next, 20)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(SortedIds(*w), Range(0, next + 20));
+}
+
+arrow::SchemaPtr KvSchema() {
+  return std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+      arrow::field("id", arrow::int64(), false), arrow::field("v", arrow::int64(), true)});
+}
+
+arrow::RecordBatchPtr Kv(int64_t id, std::optional<int64_t> v) {
+  return std::make_shared<arrow::RecordBatch>(
+      KvSchema(), 1,
+      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({id}), arrow::MakeInt64Array({v})});
+}
+
+std::vector<std::pair<int64_t, std::optional<int64_t>>> Rows(const ShardWriter& w) {
+  std::vector<std::pair<int64_t, std::optional<int64_t>>> out;
+  auto snap = *w.Snapshot();
+  for (const auto& b : snap->batches) {
+    arrow::Array id = b->column(0), v = b->column(1);
+    for (int64_t i = 0; i < b->num_rows(); ++i) {
+      out.emplace_back(id.Value<int64_t>(i),
+                       v.IsNull(i) ? std::nullopt : std::optional<int64_t>(v.Value<int64_t>(i)));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::unique_ptr<ShardWriter>> OpenKv(ShardFixture& f, ShardWriterOptions o = {}) {
+  o.primary_key = {"id"};
+  return ShardWriter::Open(f.faults, kTable, kShardId, KvSchema(), o);
+}
+
+// Issue 3 test 7a: upsert id=7 {v:1} then {v:null} in one MemTable, flush -> v is null.
+TEST(ShardWriter, NewestWinsAcrossFlushRepeated) {
+  for (int rep = 0; rep < 50; ++rep) {
+    ShardFixture f;
+    auto w = std::move(OpenKv(f)).value();
+    ASSERT_TRUE(w->Put({Kv(7, 1)}).ok());
+    ASSERT_TRUE(w->Put({Kv(7, std::nullopt)}).ok());
+    using Row = std::pair<int64_t, std::optional<int64_t>>;
+    const std::vector<Row> want{{7, std::nullopt}};
+    ASSERT_EQ(Rows(*w), want) << "rep " << rep << " before flush";
+    auto sealed = w->force_seal_active();
+    ASSERT_TRUE(sealed.ok() && sealed->has_value());
+    EXPECT_EQ((*sealed)->rows, 2);
+    ASSERT_TRUE(w->wait_for_generation((*sealed)->generation, In(10s)).ok());
+    ASSERT_EQ(w->Describe().sstables.size(), 1u);
+    ASSERT_EQ(Rows(*w), want) << "rep " << rep << " after flush";
+    if (rep % 10 == 0) {
+      w.reset();
+      ASSERT_EQ(Rows(*std::move(OpenKv(f)).value()), want) << "rep " << rep << " reopened";
+    }
+  }
+}
+
+// Issue 3 test 7b: insert id=1, seal, delete id=1 before the flush -> gone before and after.
+TEST(ShardWriter, DeleteBeforeFlushOfSealedRow) {
+  ShardFixture f;
+  auto w = std::move(OpenKv(f)).value();
+  io::PutFault hold;
+  hold.key_contains = "_gen_";
+  hold.hold = true;
+  hold.fail = false;
+  const int rule = f.faults->AddFault(hold);
+  ASSERT_TRUE(w->Put({Kv(1, 10), Kv(2, 20)}).ok());
+  auto sealed = w->force_seal_active();
+  ASSERT_TRUE(sealed.ok() && sealed->has_value());
+  auto keys = std::make_shared<arrow::RecordBatch>(
+      std::make_shared<arrow::Schema>(
+          std::vector<arrow::FieldPtr>{arrow::field("id", arrow::int64(), false)}),
+      1, std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({1})});
+  auto d = w->Delete({keys});
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->generation, (*sealed)->generation + 1);
+  using Row = std::pair<int64_t, std::optional<int64_t>>;
+  const std::vector<Row> want{{2, 20}};
+  EXPECT_EQ(Rows(*w), want);
+  EXPECT_EQ(w->Describe().frozen.size(), 1u);
+  f.faults->RemoveFault(rule);
+  ASSERT_TRUE(w->wait_for_generation((*sealed)->generation, In(10s)).ok());
+  EXPECT_EQ(Rows(*w), want);
+  // Flush the tombstone too, then reopen.
+  auto s2 = w->force_seal_active();
+  ASSERT_TRUE(s2.ok() && s2->has_value());
+  ASSERT_TRUE(w->wait_for_generation((*s2)->generation, In(10s)).ok());
+  EXPECT_EQ(Rows(*w), want);
+  w.reset();
+  EXPECT_EQ(Rows(*std::move(OpenKv(f)).value()), want);
+}
+
+// Issue 3 test 7c: 30 rows inserted, no flush, kill -9, restart -> 30 rows.
+TEST(ShardWriter, ThirtyRowsSurviveKill9) {
+  ShardFixture f;
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    auto store = *io::LocalObjectStore::Open(f.dir.path());
+    auto w = ShardWriter::Open(store, kTable, kShardId, strata::testing::TestSchema());
+    if (!w.ok()) _exit(2);
+    for (int i = 0; i < 30; ++i) {
+      if (!(*w)->Put({MakeBatch(i, 1)}).ok()) _exit(3);
+    }
+    char c = 1;
+    if (::write(fds[1], &c, 1) != 1) _exit(4);
+    ::pause();
+    _exit(5);
+  }
+  ::close(fds[1]);
+  char c = 0;
+  ASSERT_EQ(::read(fds[0], &c, 1), 1);
+  ::close(fds[0]);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  auto w = f.OpenOrDie();
+  EXPECT_EQ(SortedIds(*w), Range(0, 30));
+  EXPECT_EQ((*w->Snapshot())->num_rows, 30);
 }
 
 }  // namespace

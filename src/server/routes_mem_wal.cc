@@ -1,0 +1,97 @@
+// Strata extensions of PROTOCOL.md §0: flush/ (DESIGN.md §4 rule 8, bounded by the seal
+// contract) and mem_wal/describe/ (shard state: epoch, generations, WAL positions, MemTables,
+// SSTables, MemTable indexes).
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "server/http_errors.h"
+#include "server/routes.h"
+
+namespace strata::server {
+
+namespace {
+
+constexpr int64_t kDefaultFlushTimeoutMs = 60000;
+constexpr int64_t kMaxFlushTimeoutMs = 3600 * 1000;
+
+nlohmann::json OptionalGeneration(const std::optional<uint64_t>& g) {
+  return g ? nlohmann::json(*g) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  const auto start = std::chrono::steady_clock::now();
+  int64_t timeout_ms = kDefaultFlushTimeoutMs;
+  if (!req.body_view().empty()) {
+    nlohmann::json body = nlohmann::json::parse(req.body_view(), nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return SendError(res, Status::Invalid("flush: the body must be a JSON object"));
+    }
+    if (body.contains("timeout_ms") && !body["timeout_ms"].is_null()) {
+      const auto& t = body["timeout_ms"];
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > kMaxFlushTimeoutMs) {
+        return SendError(res, Status::Invalid("flush: timeout_ms must be an integer in [0, " +
+                                              std::to_string(kMaxFlushTimeoutMs) + "]"));
+      }
+      timeout_ms = t.get<int64_t>();
+    }
+  }
+  Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
+  if (!t.ok()) return SendError(res, t.status());
+  auto flushed = (*t)->Flush(start + std::chrono::milliseconds(timeout_ms));
+  if (!flushed.ok()) return SendError(res, flushed.status().WithContext("flush"));
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& s : *flushed) {
+    shards.push_back({{"shard_id", s.shard_id},
+                      {"sealed_generation", OptionalGeneration(s.sealed_generation)},
+                      {"waited_generation", OptionalGeneration(s.waited_generation)},
+                      {"current_generation", s.current_generation}});
+  }
+  const int64_t elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+  nlohmann::json out = {{"shards", shards}, {"elapsed_ms", elapsed}};
+  SendJson(res, out.dump());
+}
+
+void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
+  if (!t.ok()) return SendError(res, t.status());
+  nlohmann::json shards = nlohmann::json::array();
+  for (const auto& d : (*t)->DescribeShards()) {
+    nlohmann::json frozen = nlohmann::json::array();
+    for (const auto& f : d.frozen) {
+      frozen.push_back({{"generation", f.generation}, {"rows", f.rows}, {"bytes", f.bytes}});
+    }
+    nlohmann::json sstables = nlohmann::json::array();
+    for (const auto& s : d.sstables) {
+      sstables.push_back({{"generation", s.generation}, {"path", s.path}, {"rows", s.rows}});
+    }
+    nlohmann::json indexes = nlohmann::json::array();
+    for (const auto& i : d.indexes) {
+      indexes.push_back({{"kind", i.kind},
+                         {"column", i.column},
+                         {"name", i.name},
+                         {"rows_indexed", i.rows_indexed}});
+    }
+    shards.push_back({{"shard_id", d.shard_id},
+                      {"writer_epoch", d.writer_epoch},
+                      {"current_generation", d.current_generation},
+                      {"replay_after_wal_entry_position", d.replay_after_wal_entry_position},
+                      {"wal_entry_position_last_seen", d.wal_entry_position_last_seen},
+                      {"state", d.state},
+                      {"active",
+                       {{"generation", d.active.generation},
+                        {"rows", d.active.rows},
+                        {"bytes", d.active.bytes},
+                        {"age_ms", d.active.age_ms}}},
+                      {"frozen", frozen},
+                      {"sstables", sstables},
+                      {"indexes", indexes}});
+  }
+  nlohmann::json out = {{"shards", shards}};
+  SendJson(res, out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+}  // namespace strata::server

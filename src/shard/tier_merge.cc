@@ -1,0 +1,123 @@
+#include "shard/tier_merge.h"
+
+#include <unordered_set>
+
+#include "arrow/compute/filter.h"
+#include "format/key_encoding.h"
+
+namespace strata::shard {
+namespace {
+
+/// One batch of some source, with its keep bitmap.
+struct Piece {
+  arrow::RecordBatchPtr batch;
+  std::vector<uint8_t> keep;  // bitmap, LSB order
+  int64_t kept = 0;
+};
+
+void SetBit(std::vector<uint8_t>& bits, int64_t i) {
+  bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
+}
+
+bool IsTombstoneRow(const arrow::Array& col, int64_t i) {
+  return col.IsValid(i) && col.BoolValue(i);
+}
+
+}  // namespace
+
+Result<ShardSnapshot> MergeTiers(const memtable::StorageLayout& layout,
+                                 const TierSources& sources) {
+  // Pieces oldest first: SSTables ascending, then MemTables ascending.
+  std::vector<Piece> pieces;
+  uint64_t wal_position = sources.base_wal_position;
+  for (const auto& t : sources.sstables) {
+    for (const auto& b : t->batches()) {
+      if (b->num_rows() > 0) pieces.push_back({b, {}, 0});
+    }
+  }
+  for (const auto& m : sources.memtables) {
+    wal_position = std::max(wal_position, m.last_wal_position);
+    for (const auto& b : m.batches) {
+      if (b->num_rows() > 0) pieces.push_back({b, {}, 0});
+    }
+  }
+  const int ts = layout.tombstone_column;
+  auto init_keep = [](Piece& p) {
+    p.keep.assign(static_cast<size_t>((p.batch->num_rows() + 7) / 8), 0);
+  };
+
+  if (layout.rowid_column >= 0) {
+    // Hidden-key tables: drop tombstones and the rows whose _rowid a tombstone names.
+    std::unordered_set<uint64_t> deleted;
+    for (const auto& p : pieces) {
+      arrow::Array t = p.batch->column(ts);
+      arrow::Array ids = p.batch->column(layout.rowid_column);
+      for (int64_t i = 0; i < t.length(); ++i) {
+        if (IsTombstoneRow(t, i)) deleted.insert(ids.Value<uint64_t>(i));
+      }
+    }
+    for (auto& p : pieces) {
+      init_keep(p);
+      arrow::Array t = p.batch->column(ts);
+      arrow::Array ids = p.batch->column(layout.rowid_column);
+      for (int64_t i = 0; i < p.batch->num_rows(); ++i) {
+        if (IsTombstoneRow(t, i)) continue;
+        if (!deleted.empty() && deleted.count(ids.Value<uint64_t>(i))) continue;
+        SetBit(p.keep, i);
+        ++p.kept;
+      }
+    }
+  } else {
+    // Declared primary key: newest first, the first sighting of a key decides.
+    const arrow::Schema& storage = *layout.storage_schema;
+    const bool int_key =
+        layout.key_columns.size() == 1 &&
+        (storage.field(layout.key_columns[0])->type->id() == arrow::TypeId::kInt64 ||
+         storage.field(layout.key_columns[0])->type->id() == arrow::TypeId::kUInt64);
+    std::unordered_set<uint64_t> seen_int;
+    std::unordered_set<std::string> seen;
+    STRATA_ASSIGN_OR_RETURN(auto encoder, format::KeyEncoder::Make(storage, layout.key_columns));
+    std::string key;
+    for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
+      Piece& p = *it;
+      init_keep(p);
+      arrow::Array t = p.batch->column(ts);
+      arrow::Array k0 = p.batch->column(layout.key_columns[0]);
+      for (int64_t i = p.batch->num_rows() - 1; i >= 0; --i) {
+        bool first;
+        if (int_key && k0.IsValid(i)) {
+          first = seen_int.insert(k0.Value<uint64_t>(i)).second;
+        } else {
+          key.clear();
+          encoder.AppendKey(*p.batch, i, &key);
+          first = seen.insert(key).second;
+        }
+        if (!first || IsTombstoneRow(t, i)) continue;
+        SetBit(p.keep, i);
+        ++p.kept;
+      }
+    }
+  }
+
+  ShardSnapshot out;
+  out.schema = layout.user_schema;
+  out.last_wal_position = wal_position;
+  const int user_cols = layout.user_schema->num_fields();
+  for (auto& p : pieces) {
+    if (p.kept == 0) continue;
+    arrow::RecordBatchPtr live = p.batch;
+    if (p.kept != p.batch->num_rows()) {
+      STRATA_ASSIGN_OR_RETURN(live, arrow::compute::FilterBatch(*p.batch, p.keep.data(), 0));
+    }
+    std::vector<arrow::ArrayDataPtr> cols(live->columns().begin(),
+                                          live->columns().begin() + user_cols);
+    out.batches.push_back(
+        std::make_shared<arrow::RecordBatch>(layout.user_schema, live->num_rows(), cols));
+    if (layout.rowid_column >= 0) out.row_ids.push_back(live->column_data(layout.rowid_column));
+    out.storage_batches.push_back(std::move(live));
+    out.num_rows += p.kept;
+  }
+  return out;
+}
+
+}  // namespace strata::shard
