@@ -1,5 +1,6 @@
 #include "shard/batch_conformance.h"
 
+#include <cmath>
 #include <memory>
 #include <unordered_set>
 
@@ -97,6 +98,48 @@ int64_t NullCount(const arrow::ArrayData& data) {
   return arrow::ComputeNullCount(data);
 }
 
+/// Vector columns (fixed_size_list of float16/32/64) must hold usable vectors: a row is null
+/// as a whole or has every element set and finite. Search cannot rank NaN/Inf, and a vector
+/// with null elements (the Node client pads short vectors with nulls) would silently never
+/// match; both are rejected here, naming the row and element.
+Status CheckVectorValues(const std::string& column, const arrow::ArrayData& data) {
+  if (data.type->id() != TypeId::kFixedSizeList || data.children.empty()) return Status::OK();
+  const TypeId item = data.type->value_type()->id();
+  if (item != TypeId::kFloat16 && item != TypeId::kFloat32 && item != TypeId::kFloat64) {
+    return Status::OK();
+  }
+  const arrow::Array list(std::make_shared<arrow::ArrayData>(data));
+  const arrow::Array values(data.children[0]);
+  const int64_t dim = data.type->list_size();
+  for (int64_t row = 0; row < data.length; ++row) {
+    if (list.IsNull(row)) continue;
+    const int64_t start = list.ListStart(row);
+    for (int64_t e = 0; e < dim; ++e) {
+      const int64_t v = start + e;
+      if (values.IsNull(v)) {
+        return Status::Invalid("column '" + column + "': row " + std::to_string(row) +
+                               " has a null at element " + std::to_string(e) + " of " +
+                               std::to_string(dim) +
+                               "; a vector must be null as a whole or have every element set");
+      }
+      bool finite = true;
+      if (item == TypeId::kFloat32) {
+        finite = std::isfinite(values.Value<float>(v));
+      } else if (item == TypeId::kFloat64) {
+        finite = std::isfinite(values.Value<double>(v));
+      } else {
+        finite = (values.Value<uint16_t>(v) & 0x7C00) != 0x7C00;  // exponent all ones: Inf/NaN
+      }
+      if (!finite) {
+        return Status::Invalid("column '" + column + "': row " + std::to_string(row) +
+                               " has a NaN or infinite value at element " + std::to_string(e) +
+                               "; vector values must be finite");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Status ValidateTableSchema(const arrow::Schema& schema) {
@@ -157,6 +200,7 @@ Result<arrow::RecordBatchPtr> ConformBatch(const arrow::SchemaPtr& schema,
     }
     const arrow::ArrayDataPtr& data = batch.column_data(i);
     STRATA_RETURN_IF_ERROR(CheckType(want.name, *want.type, *data->type));
+    STRATA_RETURN_IF_ERROR(CheckVectorValues(want.name, *data));
     if (!want.nullable) {
       int64_t nulls = NullCount(*data);
       if (nulls > 0) {

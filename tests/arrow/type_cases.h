@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -137,6 +138,9 @@ struct TypeCase {
   /// Repr of row i's value, computed independently of any array.
   std::function<std::string(int64_t)> expect;
 };
+
+/// Prints a case as its name in gtest output (instead of a byte dump).
+inline void PrintTo(const TypeCase& c, std::ostream* os) { *os << c.name; }
 
 inline std::string StrValue(int64_t i) {
   if (i % 7 == 3) return "";

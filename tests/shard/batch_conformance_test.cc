@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "../io/storage_test_util.h"
 #include "arrow/builder.h"
 
@@ -101,6 +103,43 @@ TEST(BatchConformance, SchemaValidation) {
                                                  arrow::field("a", arrow::int64())}))
                   .IsInvalid());
   EXPECT_TRUE(ValidateTableSchema(arrow::Schema({arrow::field("", arrow::int32())})).IsInvalid());
+}
+
+TEST(BatchConformance, RejectsNonFiniteVectorValuesNamingRowAndElement) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float bad : {nan, inf, -inf}) {
+    auto vec = arrow::MakeVectorArray({1, 2, 3, 4, 5, 6, bad, 8}, 4);
+    auto b = Batch({arrow::field("id", arrow::int64(), false), arrow::field("vector", vec->type)},
+                   {arrow::MakeInt64Array({1, 2}), vec}, 2);
+    auto out = ConformBatch(TestSchema(), *b);
+    ASSERT_TRUE(out.status().IsInvalid());
+    EXPECT_EQ(out.status().message(),
+              "column 'vector': row 1 has a NaN or infinite value at element 2; vector values "
+              "must be finite");
+  }
+}
+
+TEST(BatchConformance, RejectsNullElementButAcceptsNullVector) {
+  // Row 0 is a whole null vector (fine); row 1 has a null element (rejected).
+  auto type = arrow::fixed_size_list(arrow::field("item", arrow::float32()), 4);
+  arrow::ArrayBuilder vb(type);
+  ASSERT_TRUE(vb.AppendNull().ok());
+  for (int e = 0; e < 4; ++e) {
+    ASSERT_TRUE((e == 3 ? vb.child(0)->AppendNull() : vb.child(0)->AppendDouble(e)).ok());
+  }
+  ASSERT_TRUE(vb.AppendValid().ok());
+  auto vec = vb.Finish();
+  ASSERT_TRUE(vec.ok());
+  auto b = Batch({arrow::field("id", arrow::int64(), false), arrow::field("vector", type)},
+                 {arrow::MakeInt64Array({1, 2}), *vec}, 2);
+  auto out = ConformBatch(TestSchema(), *b);
+  ASSERT_TRUE(out.status().IsInvalid());
+  EXPECT_EQ(out.status().message(),
+            "column 'vector': row 1 has a null at element 3 of 4; a vector must be null as a "
+            "whole or have every element set");
+  auto ok_batch = b->Slice(0, 1);
+  EXPECT_TRUE(ConformBatch(TestSchema(), *ok_batch).ok());
 }
 
 }  // namespace
