@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "format/little_endian.h"
+
 namespace strata::format {
 namespace {
 
@@ -13,23 +15,6 @@ constexpr char kMagic[4] = {'S', 'T', 'B', 'F'};
 constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kHeaderBytes = 4 + 4 + 4 + 4 + 8 + 8;
 constexpr uint64_t kMaxBits = uint64_t{1} << 36;
-
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
-uint64_t GetU64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
 
 }  // namespace
 

@@ -6,29 +6,19 @@
 #include <cstring>
 #include <numeric>
 
+#include "format/little_endian.h"
+
 namespace strata::sstable {
 namespace {
+
+using format::GetU32;
+using format::GetU64;
+using format::PutU32;
+using format::PutU64;
 
 constexpr char kMagic[4] = {'S', 'T', 'P', 'K'};
 constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kHeaderBytes = 4 + 4 + 8;
-
-void PutU32(std::string* out, uint32_t v) {
-  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-void PutU64(std::string* out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
-}
-uint32_t GetU32(const char* p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
-uint64_t GetU64(const char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
 
 }  // namespace
 
