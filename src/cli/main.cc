@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
   serve->add_option("--max-body-bytes", opts.max_body_bytes, "Largest request body in bytes")
       ->check(CLI::Range(int64_t{1024}, int64_t{1} << 34))
       ->capture_default_str();
+  serve
+      ->add_option("--read-timeout-s", opts.read_timeout_s,
+                   "Seconds one socket read may wait for a client before it is dropped")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
 

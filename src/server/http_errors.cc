@@ -2,7 +2,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_guard.h"
+
 namespace strata::server {
+
+namespace {
+thread_local std::string t_last_error;
+}  // namespace
+
+const std::string& LastErrorSummary() { return t_last_error; }
+void ClearLastErrorSummary() { t_last_error.clear(); }
 
 HttpError MapStatus(const Status& status) {
   switch (status.code()) {
@@ -33,6 +42,7 @@ HttpError MapStatus(const Status& status) {
 }
 
 std::string ErrorBody(const std::string& code, const std::string& message) {
+  t_last_error = code + ": " + Excerpt(message, 300);
   nlohmann::json body = {{"error", code}, {"message", message}};
   // Replace invalid UTF-8 (e.g. echoed table names) instead of throwing.
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

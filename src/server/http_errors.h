@@ -33,4 +33,11 @@ void SendError(httplib::Response& res, const Status& status);
 void SendError(httplib::Response& res, int http_status, const std::string& code,
                const std::string& message);
 
+/// "code: message" of the last error body ErrorBody built on this thread (capped at 300
+/// bytes), for the request log: the logger runs after the body may have been gzip-compressed,
+/// so it must not log res.body. One worker thread serves one request at a time.
+const std::string& LastErrorSummary();
+/// Forgets LastErrorSummary() (called at the start and the end of each request).
+void ClearLastErrorSummary();
+
 }  // namespace strata::server

@@ -22,8 +22,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   const size_t threads =
       options.threads > 0 ? static_cast<size_t>(options.threads) : std::max<size_t>(8, 2 * hw);
   server->svr_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  // Large uploads and results over slow links: be patient with reads and writes.
-  server->svr_.set_read_timeout(60);
+  // A stalled client holds a worker for at most read_timeout_s per read; results over slow
+  // links get 60 s per write.
+  server->svr_.set_read_timeout(std::max(1, options.read_timeout_s));
   server->svr_.set_write_timeout(60);
   // An idle keep-alive connection holds a worker, and Stop() waits for it to time out
   // (cpp-httplib 0.11 checks for shutdown only between requests): keep the idle timeout short

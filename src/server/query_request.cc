@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_guard.h"
+
 namespace strata::server {
 
 namespace {
@@ -19,14 +21,28 @@ Result<json> ParseObject(std::string_view body, const char* route, bool allow_em
     return Status::Invalid(std::string(route) +
                            ": the request body is empty; expected a JSON object");
   }
-  json j = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return Status::Invalid(std::string(route) + ": the request body is not valid JSON");
+  STRATA_RETURN_IF_ERROR(CheckJsonDepth(body, route));
+  json j;
+  try {
+    j = json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    return Status::Invalid(std::string(route) + ": the request body is not valid JSON " +
+                           DescribeJsonParseError(e.byte, e.what()));
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string(route) +
+                           ": the request body is not valid JSON: " + Excerpt(e.what(), 200));
   }
   if (!j.is_object()) {
     return Status::Invalid(std::string(route) + ": the request body must be a JSON object");
   }
   return j;
+}
+
+// What an invalid value was, for error messages: the type of arrays and objects (never
+// serialized: untrusted, possibly huge or deep), scalars as JSON capped at kMaxEchoBytes.
+std::string Got(const json& v) {
+  if (v.is_structured()) return v.type_name();
+  return Excerpt(v.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
 bool IsNull(const json& j, const char* key) {
@@ -48,7 +64,7 @@ Result<std::optional<int64_t>> GetInt(const json& j, const char* key, int64_t mi
   } else if (it->is_number_integer()) {
     v = it->get<int64_t>();
   } else {
-    return Status::Invalid(std::string(key) + " must be an integer, got " + it->dump());
+    return Status::Invalid(std::string(key) + " must be an integer, got " + Got(*it));
   }
   if (v < min_value) {
     return Status::Invalid(std::string(key) + " must be >= " + std::to_string(min_value) +
@@ -61,7 +77,7 @@ Result<std::optional<std::string>> GetString(const json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::optional<std::string>();
   if (!it->is_string()) {
-    return Status::Invalid(std::string(key) + " must be a string, got " + it->dump());
+    return Status::Invalid(std::string(key) + " must be a string, got " + Got(*it));
   }
   return std::optional<std::string>(it->get<std::string>());
 }
@@ -70,7 +86,7 @@ Result<bool> GetBool(const json& j, const char* key, bool fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
   if (!it->is_boolean()) {
-    return Status::Invalid(std::string(key) + " must be true or false, got " + it->dump());
+    return Status::Invalid(std::string(key) + " must be true or false, got " + Got(*it));
   }
   return it->get<bool>();
 }
@@ -121,7 +137,7 @@ Result<std::vector<query::ColumnRef>> GetColumns(const json& j) {
   if (it->is_array()) {
     for (const auto& c : *it) {
       if (!c.is_string()) {
-        return Status::Invalid("columns must be an array of column names, got " + c.dump());
+        return Status::Invalid("columns must be an array of column names, got " + Got(c));
       }
       out.push_back({c.get<std::string>(), ""});
     }
@@ -131,7 +147,7 @@ Result<std::vector<query::ColumnRef>> GetColumns(const json& j) {
     for (auto kv = it->begin(); kv != it->end(); ++kv) {
       if (!kv.value().is_string()) {
         return Status::Invalid("columns: the expression of '" + kv.key() +
-                               "' must be a string, got " + kv.value().dump());
+                               "' must be a string, got " + Got(kv.value()));
       }
       const std::string expr = kv.value().get<std::string>();
       std::optional<std::string> ref = PlainColumnRef(expr);
@@ -144,7 +160,7 @@ Result<std::vector<query::ColumnRef>> GetColumns(const json& j) {
     return out;
   }
   return Status::Invalid("columns must be an array of names or an object {alias: column}, got " +
-                         it->dump());
+                         Got(*it));
 }
 
 Result<std::optional<query::EqualsPredicate>> GetFilter(const json& j, const char* key) {
@@ -168,7 +184,7 @@ Result<std::vector<float>> GetVector(const json& v) {
     }
     if (!x.is_number()) {
       return Status::Invalid("vector: element " + std::to_string(i) + " must be a number, got " +
-                             x.dump());
+                             Got(x));
     }
     out.push_back(static_cast<float>(x.get<double>()));
   }
@@ -188,7 +204,10 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   if (!IsNull(j, "lower_bound") || !IsNull(j, "upper_bound")) {
     return Status::NotSupported("lower_bound/upper_bound (distance range) is not supported yet");
   }
-  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> k, GetInt(j, "k", 0));
+  // k's lower bound depends on the plan (checked below): >= 0 for a plain scan, >= 1 for a
+  // vector search.
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> k,
+                          GetInt(j, "k", std::numeric_limits<int64_t>::min()));
   STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> offset, GetInt(j, "offset", 0));
   STRATA_ASSIGN_OR_RETURN(std::vector<query::ColumnRef> columns, GetColumns(j));
   STRATA_ASSIGN_OR_RETURN(std::optional<query::EqualsPredicate> filter, GetFilter(j, "filter"));
@@ -201,9 +220,13 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   auto vit = j.find("vector");
   const bool has_vector = vit != j.end() && !vit->is_null() && !(vit->is_array() && vit->empty());
   if (vit != j.end() && !vit->is_null() && !vit->is_array()) {
-    return Status::Invalid("vector must be an array of numbers, got " + vit->dump());
+    return Status::Invalid("vector must be an array of numbers, got " + Got(*vit));
   }
   if (!has_vector) {
+    if (k && *k < 0) {
+      return Status::Invalid("k must be >= 0 for a plain scan (0 returns no rows), got " +
+                             std::to_string(*k));
+    }
     query::ScanOptions scan;
     if (k) scan.limit = *k;
     if (offset) scan.offset = *offset;
@@ -212,6 +235,9 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
     scan.with_row_id = with_row_id;
     req.plan = std::move(scan);
     return req;
+  }
+  if (k && *k < 1) {
+    return Status::Invalid("k must be >= 1 for a vector search, got " + std::to_string(*k));
   }
   query::VectorSearchOptions vs;
   if (vit->size() == 1 && (*vit)[0].is_array()) {

@@ -5,6 +5,10 @@
 // version; vector-only tuning keys (nprobes, ef, refine_factor, ...) are accepted and ignored.
 // Unsupported features are rejected (NotSupported, HTTP 400) instead of being ignored:
 // full_text_query, order_by, multi-vector queries, dynamic projections, lower/upper_bound.
+// Bodies nesting deeper than kMaxJsonDepth (common/json_guard.h) are rejected before parsing;
+// malformed JSON is Invalid naming the parser's byte position; invalid values are described by
+// JSON type (arrays/objects) or a capped excerpt, never echoed whole. k must be >= 0 for a
+// plain scan and >= 1 for a vector search.
 // Thread-safety: pure functions.
 #pragma once
 

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <exception>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
+#include "common/json_guard.h"
 #include "server/body_reader.h"
 #include "server/http_errors.h"
 #include "server/routes.h"
@@ -61,6 +63,33 @@ bool IsKnownUnimplemented(const std::string& action) {
   return false;
 }
 
+// Actions whose body is JSON (insert only with content-type application/json; create and
+// insert otherwise carry Arrow IPC).
+bool HasJsonBody(const std::string& action, const httplib::Request& http) {
+  if (action == "insert") {
+    return http.get_header_value("Content-Type").rfind("application/json", 0) == 0;
+  }
+  return action == "describe" || action == "count_rows" || action == "query" ||
+         action == "delete" || action == "flush" || action == "mem_wal/describe";
+}
+
+// A Content-Length header value: decimal digits only, at most `max_body` (RFC 9110 §8.6).
+Status CheckContentLength(const std::string& value, int64_t max_body) {
+  bool digits = !value.empty() && value.size() <= 19;
+  for (char c : value) digits = digits && c >= '0' && c <= '9';
+  if (!digits) {
+    return Status::Invalid("Content-Length must be a non-negative decimal integer, got '" +
+                           Excerpt(value, 40) + "'");
+  }
+  const uint64_t n = std::stoull(value);
+  if (n > static_cast<uint64_t>(max_body)) {
+    return Status::PayloadTooLarge("request body of " + value + " bytes exceeds the limit of " +
+                                   std::to_string(max_body) +
+                                   " bytes (strata serve --max-body-bytes)");
+  }
+  return Status::OK();
+}
+
 void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib::Response& res,
                        arrow::BufferPtr body) {
   Result<TableRoute> route = ParseTableRoute(RawPath(http));
@@ -81,6 +110,12 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   req.route = std::move(*route);
   req.body = body ? std::move(body) : arrow::Buffer::AllocateZeroed(0);
   const std::string& action = req.route.action;
+  // Deep JSON would overflow the stack wherever a parsed value is serialized: reject it before
+  // any parser runs (every JSON route; the parsers check again).
+  if (HasJsonBody(action, http)) {
+    Status depth = CheckJsonDepth(req.body_view(), action + "/");
+    if (!depth.ok()) return SendError(res, depth);
+  }
   if (action == "create") return HandleCreate(ctx, req, res);
   if (action == "describe") return HandleDescribe(ctx, req, res);
   if (action == "count_rows") return HandleCountRows(ctx, req, res);
@@ -129,9 +164,23 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
             HandleListTables(ctx, req, res);
           });
 
-  // A POST with neither Content-Length nor Transfer-Encoding has an empty body.
-  svr.set_pre_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
+  // Runs after the headers and before any body byte is read.
+  svr.set_pre_routing_handler([&ctx, max_body](const httplib::Request& req,
+                                               httplib::Response& res) {
     t_request_start = std::chrono::steady_clock::now();
+    ClearLastErrorSummary();
+    // A declared body over the limit (or a malformed length) is answered at once instead of
+    // holding a worker while the body arrives. The body is never read, so ask the client to
+    // close the connection.
+    if (req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
+      Status length_ok = CheckContentLength(req.get_header_value("Content-Length"), max_body);
+      if (!length_ok.ok()) {
+        SendError(res, length_ok);
+        res.set_header("Connection", "close");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    // A POST with neither Content-Length nor Transfer-Encoding has an empty body.
     if (req.method != "POST" || req.has_header("Content-Length") ||
         req.has_header("Transfer-Encoding")) {
       return httplib::Server::HandlerResponse::Unhandled;
@@ -190,12 +239,15 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
       });
   svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     if (res.status >= 400 && res.status != 404) {
-      spdlog::warn("{} {} -> {} in {:.1f} ms: {}", req.method, req.target, res.status, ElapsedMs(),
-                   res.body.substr(0, 500));
+      // Not res.body: it may already be gzip-compressed (accept-encoding: gzip).
+      const std::string& error = LastErrorSummary();
+      spdlog::warn("{} {} -> {} in {:.1f} ms: {}", req.method, Excerpt(req.target, 200), res.status,
+                   ElapsedMs(), error.empty() ? "(no error body)" : error);
     } else {
-      spdlog::debug("{} {} -> {} ({} bytes) in {:.1f} ms", req.method, req.target, res.status,
-                    res.body.size(), ElapsedMs());
+      spdlog::debug("{} {} -> {} ({} bytes) in {:.1f} ms", req.method, Excerpt(req.target, 200),
+                    res.status, res.body.size(), ElapsedMs());
     }
+    ClearLastErrorSummary();
   });
 }
 

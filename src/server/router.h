@@ -5,7 +5,11 @@
 // (spdlog: requests at debug, errors at warn).
 // Bodiless POSTs without Content-Length or Transfer-Encoding (RFC 9112 §6.3: zero-length body)
 // are answered from the pre-routing hook, because cpp-httplib 0.11 would otherwise wait for the
-// connection to close.
+// connection to close. The same hook answers a Content-Length above the body limit with 413
+// payload_too_large (and a malformed or negative one with 400) before reading the body, and
+// asks the client to close the connection. JSON bodies nesting deeper than kMaxJsonDepth
+// (common/json_guard.h) are rejected with 400 before any parser runs. Error log lines carry
+// the error code and message (LastErrorSummary), never the possibly compressed body.
 // Thread-safety: Register once before listening; handlers then run concurrently.
 #pragma once
 

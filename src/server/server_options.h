@@ -19,6 +19,10 @@ struct ServerOptions {
   int threads = 0;
   /// Largest accepted request body in bytes (413 payload_too_large above it).
   int64_t max_body_bytes = 256LL << 20;
+  /// Seconds one socket read (headers or a piece of the body) may wait for the client before
+  /// the connection is dropped (strata serve --read-timeout-s). Bounds how long a stalled
+  /// client holds a worker thread per read; it is not a deadline for the whole body.
+  int read_timeout_s = 30;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).
   shard::ShardWriterOptions shard;
 };

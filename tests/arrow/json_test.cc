@@ -362,7 +362,7 @@ TEST(RowsJson, ErrorsNameRowAndColumn) {
             "row 0, column 'st': field 'w' is not in struct<x: int32 not null>");
   EXPECT_EQ(RowsError(schema, R"([{"id":1,"tags":["a",null]}])"),
             "row 0, column 'tags': element 1: null for a non-nullable field");
-  EXPECT_EQ(RowsError(schema, R"([{"id":1},[1]])"), "row 1: expected an object, got array [1]");
+  EXPECT_EQ(RowsError(schema, R"([{"id":1},[1]])"), "row 1: expected an object, got array of 1");
   EXPECT_NE(RowsError(schema, R"({"id":1})").find("expected a JSON array"), std::string::npos);
   EXPECT_NE(RowsError(schema, R"([{"id":1})").find("not valid JSON"), std::string::npos);
   EXPECT_NE(RowsError(schema, R"([{"id":18446744073709551615}])").find("out of range for int64"),

@@ -9,15 +9,24 @@
 #include <vector>
 
 #include "arrow/builder.h"
+#include "common/json_guard.h"
 
 namespace strata::arrow::json {
 namespace {
 
 using nlohmann::json;
 
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
+// Quoted, capped at kMaxEchoBytes: values and keys come from untrusted request bodies.
+std::string Quote(const std::string& s) {
+  std::string out(1, '\'');
+  out += Excerpt(s);
+  out += '\'';
+  return out;
+}
 
 std::string Got(const json& v) {
+  // Never serialize arrays/objects: dump() recurses (stack overflow on deep input) and may be huge.
+  if (v.is_structured()) return std::string(v.type_name()) + " of " + std::to_string(v.size());
   std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return std::string(v.type_name()) + " " + s;
@@ -553,9 +562,12 @@ Result<RecordBatchPtr> RowsFromJson(const json& rows, const SchemaPtr& schema) {
 }
 
 Result<RecordBatchPtr> ParseRowsJson(std::string_view text, const SchemaPtr& schema) {
+  STRATA_RETURN_IF_ERROR(CheckJsonDepth(text, "rows"));
   json j;
   try {
     j = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    return Status::Invalid("rows are not valid JSON " + DescribeJsonParseError(e.byte, e.what()));
   } catch (const std::exception& e) {
     return Status::Invalid(std::string("rows are not valid JSON: ") + e.what());
   }

@@ -33,7 +33,9 @@ namespace strata::arrow::json {
 /// returned on error. Errors: Invalid when `rows` is not an array, a row is not an object, or a
 /// value does not fit its column (message names row index and column path).
 Result<RecordBatchPtr> RowsFromJson(const nlohmann::json& rows, const SchemaPtr& schema);
-/// Parses JSON text, then RowsFromJson. Malformed JSON is Invalid with the parser's position.
+/// Parses JSON text, then RowsFromJson. Malformed JSON is Invalid with the parser's byte
+/// position; text nesting deeper than kMaxJsonDepth (common/json_guard.h) is Invalid before
+/// parsing.
 Result<RecordBatchPtr> ParseRowsJson(std::string_view text, const SchemaPtr& schema);
 
 /// Value `i` (logical index) of `data` as JSON, in the forms RowsFromJson reads: ints and
