@@ -1,5 +1,7 @@
 // The `strata` binary. Subcommands: `serve` (the LanceDB-compatible REST server).
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
 
 #include "server/server.h"
@@ -28,7 +30,39 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
 
+  // Storage engine (DESIGN.md §4): seal triggers, backpressure, durability.
+  auto& shard = opts.shard;
+  int64_t max_memtable_age_ms = shard.max_memtable_age.count();
+  int64_t write_stall_timeout_ms = shard.write_stall_timeout.count();
+  serve
+      ->add_option("--max-memtable-rows", shard.max_memtable_rows,
+                   "Seal the active MemTable at this many rows")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-memtable-bytes", shard.max_memtable_bytes,
+                   "Seal the active MemTable at this many bytes")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 40))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-memtable-age-ms", max_memtable_age_ms,
+                   "Seal a non-empty active MemTable after this many milliseconds")
+      ->check(CLI::Range(int64_t{10}, int64_t{1} << 40))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-unflushed-bytes", shard.max_unflushed_bytes,
+                   "Backpressure: puts wait while active + frozen MemTables hold this many bytes")
+      ->check(CLI::Range(int64_t{1024}, int64_t{1} << 44))
+      ->capture_default_str();
+  serve
+      ->add_option("--write-stall-timeout-ms", write_stall_timeout_ms,
+                   "A put waiting on backpressure longer than this fails with 503 backpressure")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
+  shard.max_memtable_age = std::chrono::milliseconds(max_memtable_age_ms);
+  shard.write_stall_timeout = std::chrono::milliseconds(write_stall_timeout_ms);
 
   if (serve->parsed()) {
     strata::Status st = strata::server::RunServer(opts);
