@@ -20,8 +20,7 @@ std::string_view Array::GetView(int64_t i) const {
     }
     case TypeId::kFixedSizeBinary: {
       const int64_t w = d.type->byte_width();
-      return {reinterpret_cast<const char*>(d.buffers[1]->data()) + j * w,
-              static_cast<size_t>(w)};
+      return {reinterpret_cast<const char*>(d.buffers[1]->data()) + j * w, static_cast<size_t>(w)};
     }
     case TypeId::kDecimal128:
       return {reinterpret_cast<const char*>(d.buffers[1]->data()) + j * 16, 16};
@@ -34,10 +33,14 @@ int64_t Array::ListStart(int64_t i) const {
   const auto& d = *data_;
   const int64_t j = d.offset + i;
   switch (d.type->id()) {
-    case TypeId::kList: return d.buffers[1]->data_as<int32_t>()[j];
-    case TypeId::kLargeList: return d.buffers[1]->data_as<int64_t>()[j];
-    case TypeId::kFixedSizeList: return j * d.type->list_size();
-    default: return 0;
+    case TypeId::kList:
+      return d.buffers[1]->data_as<int32_t>()[j];
+    case TypeId::kLargeList:
+      return d.buffers[1]->data_as<int64_t>()[j];
+    case TypeId::kFixedSizeList:
+      return j * d.type->list_size();
+    default:
+      return 0;
   }
 }
 
@@ -45,10 +48,14 @@ int64_t Array::ListEnd(int64_t i) const {
   const auto& d = *data_;
   const int64_t j = d.offset + i;
   switch (d.type->id()) {
-    case TypeId::kList: return d.buffers[1]->data_as<int32_t>()[j + 1];
-    case TypeId::kLargeList: return d.buffers[1]->data_as<int64_t>()[j + 1];
-    case TypeId::kFixedSizeList: return (j + 1) * d.type->list_size();
-    default: return 0;
+    case TypeId::kList:
+      return d.buffers[1]->data_as<int32_t>()[j + 1];
+    case TypeId::kLargeList:
+      return d.buffers[1]->data_as<int64_t>()[j + 1];
+    case TypeId::kFixedSizeList:
+      return (j + 1) * d.type->list_size();
+    default:
+      return 0;
   }
 }
 
@@ -87,8 +94,8 @@ std::shared_ptr<RecordBatch> RecordBatch::Slice(int64_t offset, int64_t length) 
 Status RecordBatch::Validate() const {
   if (static_cast<int>(columns_.size()) != schema_->num_fields()) {
     return Status::Invalid("record batch has " + std::to_string(columns_.size()) +
-                           " columns but its schema has " +
-                           std::to_string(schema_->num_fields()) + " fields");
+                           " columns but its schema has " + std::to_string(schema_->num_fields()) +
+                           " fields");
   }
   for (size_t i = 0; i < columns_.size(); ++i) {
     const auto& f = *schema_->fields()[i];

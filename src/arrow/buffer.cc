@@ -8,7 +8,8 @@ namespace strata::arrow {
 namespace {
 
 uint8_t* AlignedAlloc(int64_t capacity) {
-  void* p = std::aligned_alloc(kBufferAlignment, static_cast<size_t>(std::max<int64_t>(capacity, 64)));
+  void* p =
+      std::aligned_alloc(kBufferAlignment, static_cast<size_t>(std::max<int64_t>(capacity, 64)));
   if (p == nullptr) throw std::bad_alloc();
   return static_cast<uint8_t*>(p);
 }

@@ -104,7 +104,9 @@ class BufferBuilder {
 
 /// Validity/boolean bitmap helpers (LSB bit order, as in the Arrow format).
 inline bool GetBit(const uint8_t* bits, int64_t i) { return (bits[i >> 3] >> (i & 7)) & 1; }
-inline void SetBit(uint8_t* bits, int64_t i) { bits[i >> 3] |= static_cast<uint8_t>(1u << (i & 7)); }
+inline void SetBit(uint8_t* bits, int64_t i) {
+  bits[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+}
 inline void ClearBit(uint8_t* bits, int64_t i) {
   bits[i >> 3] &= static_cast<uint8_t>(~(1u << (i & 7)));
 }

@@ -6,10 +6,14 @@ namespace strata::arrow {
 
 const char* TimeUnitName(TimeUnit unit) {
   switch (unit) {
-    case TimeUnit::kSecond: return "s";
-    case TimeUnit::kMilli: return "ms";
-    case TimeUnit::kMicro: return "us";
-    case TimeUnit::kNano: return "ns";
+    case TimeUnit::kSecond:
+      return "s";
+    case TimeUnit::kMilli:
+      return "ms";
+    case TimeUnit::kMicro:
+      return "us";
+    case TimeUnit::kNano:
+      return "ns";
   }
   return "?";
 }
@@ -35,27 +39,35 @@ const DataTypePtr& DataType::value_type() const { return children_.at(0)->type; 
 
 int DataType::bit_width() const {
   switch (id_) {
-    case TypeId::kBool: return 1;
+    case TypeId::kBool:
+      return 1;
     case TypeId::kInt8:
-    case TypeId::kUInt8: return 8;
+    case TypeId::kUInt8:
+      return 8;
     case TypeId::kInt16:
     case TypeId::kUInt16:
-    case TypeId::kFloat16: return 16;
+    case TypeId::kFloat16:
+      return 16;
     case TypeId::kInt32:
     case TypeId::kUInt32:
     case TypeId::kFloat32:
     case TypeId::kDate32:
-    case TypeId::kTime32: return 32;
+    case TypeId::kTime32:
+      return 32;
     case TypeId::kInt64:
     case TypeId::kUInt64:
     case TypeId::kFloat64:
     case TypeId::kDate64:
     case TypeId::kTime64:
     case TypeId::kTimestamp:
-    case TypeId::kDuration: return 64;
-    case TypeId::kDecimal128: return 128;
-    case TypeId::kFixedSizeBinary: return 8 * byte_width_;
-    default: return 0;
+    case TypeId::kDuration:
+      return 64;
+    case TypeId::kDecimal128:
+      return 128;
+    case TypeId::kFixedSizeBinary:
+      return 8 * byte_width_;
+    default:
+      return 0;
   }
 }
 
@@ -72,8 +84,10 @@ bool DataType::is_integer() const {
     case TypeId::kUInt8:
     case TypeId::kUInt16:
     case TypeId::kUInt32:
-    case TypeId::kUInt64: return true;
-    default: return false;
+    case TypeId::kUInt64:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -97,51 +111,81 @@ bool DataType::is_list_like() const {
 
 int DataType::num_buffers() const {
   switch (id_) {
-    case TypeId::kNull: return 0;
+    case TypeId::kNull:
+      return 0;
     case TypeId::kUtf8:
     case TypeId::kLargeUtf8:
     case TypeId::kBinary:
-    case TypeId::kLargeBinary: return 3;
+    case TypeId::kLargeBinary:
+      return 3;
     case TypeId::kList:
-    case TypeId::kLargeList: return 2;
+    case TypeId::kLargeList:
+      return 2;
     case TypeId::kFixedSizeList:
-    case TypeId::kStruct: return 1;
-    default: return 2;
+    case TypeId::kStruct:
+      return 1;
+    default:
+      return 2;
   }
 }
 
 std::string DataType::ToString() const {
   switch (id_) {
-    case TypeId::kNull: return "null";
-    case TypeId::kBool: return "bool";
-    case TypeId::kInt8: return "int8";
-    case TypeId::kInt16: return "int16";
-    case TypeId::kInt32: return "int32";
-    case TypeId::kInt64: return "int64";
-    case TypeId::kUInt8: return "uint8";
-    case TypeId::kUInt16: return "uint16";
-    case TypeId::kUInt32: return "uint32";
-    case TypeId::kUInt64: return "uint64";
-    case TypeId::kFloat16: return "float16";
-    case TypeId::kFloat32: return "float32";
-    case TypeId::kFloat64: return "float64";
-    case TypeId::kUtf8: return "utf8";
-    case TypeId::kLargeUtf8: return "large_utf8";
-    case TypeId::kBinary: return "binary";
-    case TypeId::kLargeBinary: return "large_binary";
-    case TypeId::kFixedSizeBinary: return "fixed_size_binary[" + std::to_string(byte_width_) + "]";
-    case TypeId::kDate32: return "date32";
-    case TypeId::kDate64: return "date64";
-    case TypeId::kTime32: return std::string("time32[") + TimeUnitName(unit_) + "]";
-    case TypeId::kTime64: return std::string("time64[") + TimeUnitName(unit_) + "]";
+    case TypeId::kNull:
+      return "null";
+    case TypeId::kBool:
+      return "bool";
+    case TypeId::kInt8:
+      return "int8";
+    case TypeId::kInt16:
+      return "int16";
+    case TypeId::kInt32:
+      return "int32";
+    case TypeId::kInt64:
+      return "int64";
+    case TypeId::kUInt8:
+      return "uint8";
+    case TypeId::kUInt16:
+      return "uint16";
+    case TypeId::kUInt32:
+      return "uint32";
+    case TypeId::kUInt64:
+      return "uint64";
+    case TypeId::kFloat16:
+      return "float16";
+    case TypeId::kFloat32:
+      return "float32";
+    case TypeId::kFloat64:
+      return "float64";
+    case TypeId::kUtf8:
+      return "utf8";
+    case TypeId::kLargeUtf8:
+      return "large_utf8";
+    case TypeId::kBinary:
+      return "binary";
+    case TypeId::kLargeBinary:
+      return "large_binary";
+    case TypeId::kFixedSizeBinary:
+      return "fixed_size_binary[" + std::to_string(byte_width_) + "]";
+    case TypeId::kDate32:
+      return "date32";
+    case TypeId::kDate64:
+      return "date64";
+    case TypeId::kTime32:
+      return std::string("time32[") + TimeUnitName(unit_) + "]";
+    case TypeId::kTime64:
+      return std::string("time64[") + TimeUnitName(unit_) + "]";
     case TypeId::kTimestamp:
       return std::string("timestamp[") + TimeUnitName(unit_) +
              (timezone_.empty() ? "" : ", " + timezone_) + "]";
-    case TypeId::kDuration: return std::string("duration[") + TimeUnitName(unit_) + "]";
+    case TypeId::kDuration:
+      return std::string("duration[") + TimeUnitName(unit_) + "]";
     case TypeId::kDecimal128:
       return "decimal128(" + std::to_string(precision_) + ", " + std::to_string(scale_) + ")";
-    case TypeId::kList: return "list<" + children_[0]->ToString() + ">";
-    case TypeId::kLargeList: return "large_list<" + children_[0]->ToString() + ">";
+    case TypeId::kList:
+      return "list<" + children_[0]->ToString() + ">";
+    case TypeId::kLargeList:
+      return "large_list<" + children_[0]->ToString() + ">";
     case TypeId::kFixedSizeList:
       return "fixed_size_list<" + children_[0]->ToString() + ">[" + std::to_string(list_size_) +
              "]";
@@ -223,14 +267,14 @@ bool Field::Equals(const Field& o) const {
 }
 
 FieldPtr field(std::string name, DataTypePtr type, bool nullable, KeyValueMetadata metadata) {
-  return std::make_shared<Field>(Field{std::move(name), std::move(type), nullable,
-                                       std::move(metadata)});
+  return std::make_shared<Field>(
+      Field{std::move(name), std::move(type), nullable, std::move(metadata)});
 }
 
-#define STRATA_SIMPLE_TYPE(fn, id)                         \
-  DataTypePtr fn() {                                       \
+#define STRATA_SIMPLE_TYPE(fn, id)                           \
+  DataTypePtr fn() {                                         \
     static const DataTypePtr t = DataType::Make(TypeId::id); \
-    return t;                                              \
+    return t;                                                \
   }
 STRATA_SIMPLE_TYPE(null, kNull)
 STRATA_SIMPLE_TYPE(boolean, kBool)

@@ -34,10 +34,10 @@ enum class TypeId : uint8_t {
   kBinary,
   kLargeBinary,
   kFixedSizeBinary,
-  kDate32,   // days since the UNIX epoch, int32
-  kDate64,   // milliseconds since the UNIX epoch, int64
-  kTime32,   // unit s or ms, int32
-  kTime64,   // unit us or ns, int64
+  kDate32,  // days since the UNIX epoch, int32
+  kDate64,  // milliseconds since the UNIX epoch, int64
+  kTime32,  // unit s or ms, int32
+  kTime64,  // unit us or ns, int64
   kTimestamp,
   kDuration,
   kDecimal128,

@@ -4,19 +4,32 @@ namespace strata {
 
 const char* StatusCodeName(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kAlreadyExists: return "AlreadyExists";
-    case StatusCode::kIOError: return "IOError";
-    case StatusCode::kCorruption: return "Corruption";
-    case StatusCode::kNotSupported: return "NotSupported";
-    case StatusCode::kPayloadTooLarge: return "PayloadTooLarge";
-    case StatusCode::kFenced: return "Fenced";
-    case StatusCode::kBackpressure: return "Backpressure";
-    case StatusCode::kWriterPoisoned: return "WriterPoisoned";
-    case StatusCode::kTimeout: return "Timeout";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kAlreadyExists:
+      return "AlreadyExists";
+    case StatusCode::kIOError:
+      return "IOError";
+    case StatusCode::kCorruption:
+      return "Corruption";
+    case StatusCode::kNotSupported:
+      return "NotSupported";
+    case StatusCode::kPayloadTooLarge:
+      return "PayloadTooLarge";
+    case StatusCode::kFenced:
+      return "Fenced";
+    case StatusCode::kBackpressure:
+      return "Backpressure";
+    case StatusCode::kWriterPoisoned:
+      return "WriterPoisoned";
+    case StatusCode::kTimeout:
+      return "Timeout";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

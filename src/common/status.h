@@ -13,18 +13,18 @@ namespace strata {
 /// Error categories. Each maps to one REST error code (PROTOCOL.md §0).
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   // bad input: names the field and the limit (HTTP 400)
-  kNotFound,          // table / index / file missing (HTTP 404)
-  kAlreadyExists,     // name taken (put_if_absent, create table)
-  kIOError,           // filesystem or object-store failure
-  kCorruption,        // stored or received bytes fail validation
-  kNotSupported,      // valid input Strata does not handle (yet)
-  kPayloadTooLarge,   // request exceeds a size limit (HTTP 413)
-  kFenced,            // another writer owns the shard (HTTP 409)
-  kBackpressure,      // retryable: writes stalled (HTTP 503)
-  kWriterPoisoned,    // persistent storage failure (HTTP 503)
-  kTimeout,           // deadline passed (HTTP 504)
-  kInternal,          // bug: an invariant did not hold (HTTP 500)
+  kInvalidArgument,  // bad input: names the field and the limit (HTTP 400)
+  kNotFound,         // table / index / file missing (HTTP 404)
+  kAlreadyExists,    // name taken (put_if_absent, create table)
+  kIOError,          // filesystem or object-store failure
+  kCorruption,       // stored or received bytes fail validation
+  kNotSupported,     // valid input Strata does not handle (yet)
+  kPayloadTooLarge,  // request exceeds a size limit (HTTP 413)
+  kFenced,           // another writer owns the shard (HTTP 409)
+  kBackpressure,     // retryable: writes stalled (HTTP 503)
+  kWriterPoisoned,   // persistent storage failure (HTTP 503)
+  kTimeout,          // deadline passed (HTTP 504)
+  kInternal,         // bug: an invariant did not hold (HTTP 500)
 };
 
 /// Name of a code, e.g. "InvalidArgument".
@@ -75,7 +75,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     assert(!std::get<Status>(v_).ok());
   }
@@ -105,10 +105,10 @@ class [[nodiscard]] Result {
 #define STRATA_CONCAT(a, b) STRATA_CONCAT_INNER(a, b)
 
 /// Returns the Status from the enclosing function when `expr` is not OK.
-#define STRATA_RETURN_IF_ERROR(expr)              \
-  do {                                            \
-    ::strata::Status _st = (expr);                \
-    if (!_st.ok()) return _st;                    \
+#define STRATA_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::strata::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 #define STRATA_ASSIGN_OR_RETURN_IMPL(tmp, lhs, rexpr) \

@@ -195,7 +195,7 @@ Result<ShardManifest> ShardManifestStore::Claim(int max_attempts) {
     if (st.ok()) return next;
     if (!st.IsAlreadyExists()) return st;
     spdlog::debug("shard '{}': lost the claim race for version {}, retrying", shard_id_,
-                 next.version());
+                  next.version());
   }
   return Status::Internal("shard '" + shard_id_ + "': claim lost " + std::to_string(max_attempts) +
                           " manifest races in a row");

@@ -165,33 +165,33 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
           });
 
   // Runs after the headers and before any body byte is read.
-  svr.set_pre_routing_handler([&ctx, max_body](const httplib::Request& req,
-                                               httplib::Response& res) {
-    t_request_start = std::chrono::steady_clock::now();
-    ClearLastErrorSummary();
-    // A declared body over the limit (or a malformed length) is answered at once instead of
-    // holding a worker while the body arrives. The body is never read, so ask the client to
-    // close the connection.
-    if (req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
-      Status length_ok = CheckContentLength(req.get_header_value("Content-Length"), max_body);
-      if (!length_ok.ok()) {
-        SendError(res, length_ok);
-        res.set_header("Connection", "close");
+  svr.set_pre_routing_handler(
+      [&ctx, max_body](const httplib::Request& req, httplib::Response& res) {
+        t_request_start = std::chrono::steady_clock::now();
+        ClearLastErrorSummary();
+        // A declared body over the limit (or a malformed length) is answered at once instead of
+        // holding a worker while the body arrives. The body is never read, so ask the client to
+        // close the connection.
+        if (req.has_header("Content-Length") && !req.has_header("Transfer-Encoding")) {
+          Status length_ok = CheckContentLength(req.get_header_value("Content-Length"), max_body);
+          if (!length_ok.ok()) {
+            SendError(res, length_ok);
+            res.set_header("Connection", "close");
+            return httplib::Server::HandlerResponse::Handled;
+          }
+        }
+        // A POST with neither Content-Length nor Transfer-Encoding has an empty body.
+        if (req.method != "POST" || req.has_header("Content-Length") ||
+            req.has_header("Transfer-Encoding")) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        if (RawPath(req).substr(0, 10) == "/v1/table/") {
+          DispatchTablePost(ctx, req, res, nullptr);
+        } else {
+          SendError(res, 404, "not_found", "no route for POST " + std::string(RawPath(req)));
+        }
         return httplib::Server::HandlerResponse::Handled;
-      }
-    }
-    // A POST with neither Content-Length nor Transfer-Encoding has an empty body.
-    if (req.method != "POST" || req.has_header("Content-Length") ||
-        req.has_header("Transfer-Encoding")) {
-      return httplib::Server::HandlerResponse::Unhandled;
-    }
-    if (RawPath(req).substr(0, 10) == "/v1/table/") {
-      DispatchTablePost(ctx, req, res, nullptr);
-    } else {
-      SendError(res, 404, "not_found", "no route for POST " + std::string(RawPath(req)));
-    }
-    return httplib::Server::HandlerResponse::Handled;
-  });
+      });
 
   svr.Post(R"(/v1/table/.+)", [&ctx, max_body](const httplib::Request& req, httplib::Response& res,
                                                const httplib::ContentReader& reader) {
