@@ -335,8 +335,13 @@ TEST_F(ServerHardeningTest, ErrorLogHasMessageNotCompressedBody) {
   auto sink = std::make_shared<CaptureSink>();
   auto logger = std::make_shared<spdlog::logger>("hardening-test", sink);
   auto previous = spdlog::default_logger();
+  // spdlog's default logger may only be swapped while no thread logs: stop the fixture's
+  // server, swap, and start a fresh one (and stop it again before swapping back).
+  client_.reset();
+  server_.reset();
   spdlog::set_default_logger(logger);
   logger->set_level(spdlog::level::warn);
+  Start();
   httplib::Headers headers = {{"Accept-Encoding", "gzip"}};
   client_->set_decompress(false);
   auto r =
@@ -345,10 +350,14 @@ TEST_F(ServerHardeningTest, ErrorLogHasMessageNotCompressedBody) {
   for (int i = 0; i < 200 && sink->text().find("count_rows") == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  spdlog::set_default_logger(previous);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400);
-  EXPECT_EQ(r->get_header_value("Content-Encoding"), "gzip");  // the body really is compressed
+  const int status = r->status;
+  const std::string encoding = r->get_header_value("Content-Encoding");
+  client_.reset();
+  server_.reset();
+  spdlog::set_default_logger(previous);
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(encoding, "gzip");  // the body really is compressed
   const std::string text = sink->text();
   EXPECT_NE(text.find("POST /v1/table/t/count_rows/ -> 400 in "), std::string::npos) << text;
   EXPECT_NE(text.find("ms: invalid_input: count_rows: the request body is not valid JSON at byte "
