@@ -60,8 +60,11 @@ fuzz: fuzz-build
 demo: build
 	node scripts/demo.mjs --strata $(BUILD)/strata
 
+# Benchmarks print figures (ratios measured side by side in one run); they are not tests.
 bench: build
 	$(BUILD)/ipc_decode_bench
+	$(BUILD)/vector_search_bench
+	$(BUILD)/wal_put_bench
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc')
