@@ -70,6 +70,7 @@ void BufferBuilder::Reserve(int64_t additional) {
 }
 
 void BufferBuilder::AppendZeros(int64_t n) {
+  if (n <= 0) return;
   Reserve(n);
   std::memset(data_ + size_, 0, static_cast<size_t>(n));
   size_ += n;

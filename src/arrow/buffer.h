@@ -74,8 +74,9 @@ class BufferBuilder {
 
   /// Ensures capacity for `additional` more bytes.
   void Reserve(int64_t additional);
-  /// Appends `n` bytes from `src`.
+  /// Appends `n` bytes from `src` (`src` may be null when n == 0).
   void Append(const void* src, int64_t n) {
+    if (n <= 0) return;
     Reserve(n);
     std::memcpy(data_ + size_, src, static_cast<size_t>(n));
     size_ += n;
