@@ -32,7 +32,7 @@ struct QueryRequest {
 };
 
 /// Parses a query/ body. Errors: Invalid naming the key and what was expected; NotSupported
-/// for features not implemented yet.
+/// for query features that later issues add (SQL filters, full-text search, multi-vector).
 Result<QueryRequest> ParseQueryRequest(std::string_view body);
 
 /// A parsed count_rows/ body ({"version"?, "predicate"?}; an empty body is allowed).

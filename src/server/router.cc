@@ -26,7 +26,9 @@ double ElapsedMs() {
       .count();
 }
 
-bool IsKnownUnimplemented(const std::string& action) {
+/// LanceDB routes that later issues implement (PROTOCOL.md §7 rows 7-13): answered with 400
+/// "not supported yet" rather than 404, which the client would report as TableNotFound.
+bool IsLaterIssueRoute(const std::string& action) {
   static const char* const kActions[] = {"update",
                                          "merge_insert",
                                          "create_index",
@@ -125,7 +127,7 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "delete") return HandleDelete(ctx, req, res);
   if (action == "flush") return HandleFlush(ctx, req, res);
   if (action == "mem_wal/describe") return HandleMemWalDescribe(ctx, req, res);
-  if (IsKnownUnimplemented(action)) {
+  if (IsLaterIssueRoute(action)) {
     return SendError(res, Status::NotSupported(action + "/ is not supported yet by this server"));
   }
   SendError(res, 404, "not_found", "no route for POST " + std::string(RawPath(http)));
