@@ -113,7 +113,7 @@ Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
   want = std::min(want, snapshot.num_rows);
 
   const float* q = options.query.data();
-  const float q_norm = std::sqrt(SquaredNorm(q, dim));
+  const float q_norm = std::sqrt(index::SquaredNorm(q, dim));
   std::vector<Candidate> heap;
   heap.reserve(static_cast<size_t>(std::min<int64_t>(want, 1 << 20)));
   std::vector<uint8_t> mask;
@@ -137,7 +137,7 @@ Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
         for (int64_t j = 0; j < dim && !any_null; ++j) any_null = child.IsNull(start + j);
         if (any_null) continue;
       }
-      const float d = Distance(options.distance, q, q_norm, values + start, dim);
+      const float d = index::Distance(options.distance, q, q_norm, values + start, dim);
       if (std::isnan(d)) continue;
       const Candidate c{d, static_cast<int32_t>(b), i, base + i};
       if (static_cast<int64_t>(heap.size()) < want) {

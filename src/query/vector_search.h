@@ -13,13 +13,17 @@
 #include <vector>
 
 #include "common/status.h"
-#include "query/distance.h"
+#include "index/vector/distance.h"
 #include "query/predicate.h"
 #include "query/projection.h"
 #include "query/query_result.h"
 #include "table/table.h"
 
 namespace strata::query {
+
+using index::DistanceType;
+using index::DistanceTypeName;
+using index::ParseDistanceType;
 
 struct VectorSearchOptions {
   /// The query vector; its length must equal the column's list size; finite values only.

@@ -1,4 +1,4 @@
-#include "query/distance.h"
+#include "index/vector/distance.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-namespace strata::query {
+namespace strata::index {
 namespace {
 
 TEST(DistanceTest, HandComputedValues) {
@@ -77,4 +77,4 @@ TEST(DistanceTest, ParseDistanceType) {
 }
 
 }  // namespace
-}  // namespace strata::query
+}  // namespace strata::index

@@ -15,7 +15,7 @@
 
 #include "common/status.h"
 
-namespace strata::query {
+namespace strata::index {
 
 enum class DistanceType { kL2, kCosine, kDot };
 
@@ -52,4 +52,4 @@ inline float Distance(DistanceType type, const float* q, float q_norm, const flo
   return 0.0f;
 }
 
-}  // namespace strata::query
+}  // namespace strata::index

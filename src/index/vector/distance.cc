@@ -1,10 +1,10 @@
-#include "query/distance.h"
+#include "index/vector/distance.h"
 
 #include <cctype>
 #include <cmath>
 #include <cstring>
 
-namespace strata::query {
+namespace strata::index {
 
 namespace {
 // GCC/Clang vector extensions: 8 floats = one AVX2 register with -march=x86-64-v3. Four
@@ -121,4 +121,4 @@ float CosineDistance(const float* a, float a_norm, const float* b, int64_t dim) 
 
 float DotDistance(const float* a, const float* b, int64_t dim) { return 1.0f - Dot(a, b, dim); }
 
-}  // namespace strata::query
+}  // namespace strata::index
