@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <mutex>
 
+#include <spdlog/spdlog.h>
+
 namespace strata::memtable {
 
 int64_t ArrayDataBytes(const arrow::ArrayData& data) {
@@ -50,8 +52,28 @@ Result<std::shared_ptr<MemTable>> MemTable::Make(arrow::SchemaPtr schema, MemTab
                              " is not a bool column of the schema");
     }
   }
-  return std::shared_ptr<MemTable>(
+  std::vector<std::shared_ptr<MemIndexEntry>> entries;
+  for (const auto& spec : options.indexes) {
+    STRATA_ASSIGN_OR_RETURN(auto ci, index::ColumnIndex::Make(spec, *schema));
+    auto e = std::make_shared<MemIndexEntry>();
+    e->index = std::move(ci);
+    e->complete = true;
+    entries.push_back(std::move(e));
+  }
+  std::shared_ptr<MemTable> mt(
       new MemTable(std::move(schema), std::move(options), std::move(encoder)));
+  mt->indexes_.entries() = std::move(entries);
+  mt->RefreshEntriesBytes();
+  return mt;
+}
+
+void MemTable::RefreshEntriesBytes() const {
+  int64_t n = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    n = indexes_.entries_memory_bytes();
+  }
+  entries_bytes_.store(n, std::memory_order_release);
 }
 
 Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches) {
@@ -85,27 +107,151 @@ Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batc
     int64_t pos = first;
     for (auto& k : keys) pk->Insert(std::move(k), pos++);
   }
-  if (rows > 0 && !first_insert_) first_insert_ = std::chrono::steady_clock::now();
+  if (rows > 0) {
+    if (!first_insert_) first_insert_ = std::chrono::steady_clock::now();
+    pending_.push_back({first + rows, false, indexes_.entries().empty(), 0});
+  }
   num_bytes_.fetch_add(bytes, std::memory_order_release);
   index_bytes_.store(indexes_.memory_bytes(), std::memory_order_release);
   num_rows_.store(first + rows, std::memory_order_release);
   return RowRange{first, first + rows};
 }
 
+void MemTable::AdvanceLocked() {
+  while (!pending_.empty() && pending_.front().durable && pending_.front().indexed) {
+    const PendingRange& p = pending_.front();
+    if (p.end > watermark_.load(std::memory_order_relaxed)) {
+      watermark_.store(p.end, std::memory_order_release);
+    }
+    if (p.wal_position > last_wal_position_) last_wal_position_ = p.wal_position;
+    pending_.pop_front();
+  }
+}
+
 void MemTable::MarkDurable(int64_t end, uint64_t wal_position) {
   std::unique_lock<std::shared_mutex> lock(mu_);
-  end = std::min(end, num_rows_.load(std::memory_order_relaxed));
-  if (end > watermark_.load(std::memory_order_relaxed)) {
-    watermark_.store(end, std::memory_order_release);
+  for (auto& p : pending_) {
+    if (p.end > end) break;
+    p.durable = true;
+    p.wal_position = std::max(p.wal_position, wal_position);
   }
-  if (wal_position > last_wal_position_) last_wal_position_ = wal_position;
+  AdvanceLocked();
+}
+
+void MemTable::IndexRows(RowRange range) {
+  if (range.end <= range.begin) return;
+  std::vector<std::shared_ptr<MemIndexEntry>> entries;
+  std::vector<std::pair<arrow::RecordBatchPtr, int64_t>> pieces;  // batch, first position
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    for (const auto& e : indexes_.entries()) {
+      if (e->created_at_row <= range.begin) entries.push_back(e);
+    }
+    if (!entries.empty()) {
+      auto it = std::upper_bound(batch_starts_.begin(), batch_starts_.end(), range.begin);
+      for (size_t k = static_cast<size_t>(it - batch_starts_.begin()) - 1;
+           k < batches_.size() && batch_starts_[k] < range.end; ++k) {
+        pieces.emplace_back(batches_[k], batch_starts_[k]);
+      }
+    }
+  }
+  for (const auto& e : entries) {
+    if (e->failed.load()) continue;
+    for (const auto& [batch, start] : pieces) {
+      Status st = e->index->IndexBatch(*batch, start);
+      if (!st.ok()) {
+        spdlog::error("MemTable gen {}: index '{}' failed; queries scan this MemTable: {}",
+                      options_.generation, e->index->spec().name, st.ToString());
+        e->failed = true;
+        e->complete = false;
+        break;
+      }
+    }
+  }
+  if (!entries.empty()) RefreshEntriesBytes();
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (auto& p : pending_) {
+    if (p.end == range.end) {
+      p.indexed = true;
+      break;
+    }
+  }
+  AdvanceLocked();
 }
 
 Result<RowRange> MemTable::InsertVisible(const std::vector<arrow::RecordBatchPtr>& batches,
                                          uint64_t wal_position) {
   STRATA_ASSIGN_OR_RETURN(RowRange r, Insert(batches));
+  IndexRows(r);
   MarkDurable(r.end, wal_position);
   return r;
+}
+
+Result<std::shared_ptr<MemIndexEntry>> MemTable::AddIndex(const index::IndexSpec& spec) {
+  STRATA_ASSIGN_OR_RETURN(auto ci, index::ColumnIndex::Make(spec, *schema_,
+                                                            std::max<int64_t>(num_rows(), 1024)));
+  auto e = std::make_shared<MemIndexEntry>();
+  e->index = std::move(ci);
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    auto& entries = indexes_.entries();
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [&](const auto& x) { return x->index->spec().name == spec.name; }),
+                  entries.end());
+    e->created_at_row = num_rows_.load(std::memory_order_relaxed);
+    e->complete = e->created_at_row == 0;
+    entries.push_back(e);
+  }
+  RefreshEntriesBytes();
+  return e;
+}
+
+Status MemTable::Backfill(const std::shared_ptr<MemIndexEntry>& entry) {
+  std::vector<std::pair<arrow::RecordBatchPtr, int64_t>> pieces;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const auto& entries = indexes_.entries();
+    if (std::find(entries.begin(), entries.end(), entry) == entries.end()) return Status::OK();
+    for (size_t k = 0; k < batches_.size() && batch_starts_[k] < entry->created_at_row; ++k) {
+      pieces.emplace_back(batches_[k], batch_starts_[k]);
+    }
+  }
+  for (const auto& [batch, start] : pieces) {
+    Status st = entry->index->IndexBatch(*batch, start);
+    if (!st.ok()) {
+      entry->failed = true;
+      RefreshEntriesBytes();
+      return st;
+    }
+  }
+  entry->complete = !entry->failed.load();
+  RefreshEntriesBytes();
+  return Status::OK();
+}
+
+void MemTable::DropIndex(const std::string& name) {
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    auto& entries = indexes_.entries();
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [&](const auto& x) { return x->index->spec().name == name; }),
+                  entries.end());
+  }
+  RefreshEntriesBytes();
+}
+
+std::vector<std::shared_ptr<const index::ColumnIndex>> MemTable::CompleteIndexes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::shared_ptr<const index::ColumnIndex>> out;
+  for (const auto& e : indexes_.entries()) {
+    if (e->complete.load() && !e->failed.load()) out.push_back(e->index);
+  }
+  return out;
+}
+
+std::vector<std::shared_ptr<MemIndexEntry>> MemTable::IndexEntries() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return indexes_.entries();
 }
 
 int64_t MemTable::Append(const std::vector<arrow::RecordBatchPtr>& batches, uint64_t wal_position) {
@@ -128,6 +274,21 @@ int64_t MemTable::TruncateInvisible() {
   // should it not, the partly visible batch is kept whole.
   const int64_t kept = batches_.empty() ? 0 : batch_starts_.back() + batches_.back()->num_rows();
   if (PrimaryKeyIndex* pk = indexes_.primary_key()) pk->TruncateTo(kept);
+  pending_.clear();
+  // Maintained indexes cannot remove rows: rebuild them over the kept rows, so positions
+  // reused by later Inserts are not indexed twice.
+  for (auto& e : indexes_.entries()) {
+    auto rebuilt = index::ColumnIndex::Build(e->index->spec(), *schema_, batches_);
+    auto fresh = std::make_shared<MemIndexEntry>();
+    if (rebuilt.ok()) {
+      fresh->index = std::move(*rebuilt);
+      fresh->complete = true;
+    } else {
+      fresh->index = e->index;
+      fresh->failed = true;
+    }
+    e = std::move(fresh);
+  }
   num_bytes_.fetch_sub(bytes, std::memory_order_release);
   index_bytes_.store(indexes_.memory_bytes(), std::memory_order_release);
   num_rows_.store(kept, std::memory_order_release);

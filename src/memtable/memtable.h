@@ -4,21 +4,23 @@
 // key -> newest row position), a visibility watermark, row/byte counters, age, and a frozen
 // flag.
 //
-// Visibility: Insert appends and indexes rows but leaves them invisible; MarkDurable(end, pos)
-// moves the watermark to `end` once the WAL entry holding them is durable (the ShardWriter
-// calls it from WalWriter's OnDurable, which runs in WAL order, so the watermark only moves
-// forward over contiguous rows). Snapshots, Lookup and SupersededRows only see rows below the
-// watermark: a reader never sees a row that could be lost in a crash. Non-durable puts and WAL
-// replay use InsertVisible (insert + watermark at once). A snapshot's batches end exactly at
-// the watermark because every Insert is covered by one MarkDurable.
+// Visibility: Insert appends rows (and their primary keys) but leaves them invisible. A row
+// becomes visible once (1) the WAL entry holding it is durable (MarkDurable(end, pos), called
+// from WalWriter's OnDurable in WAL order) and (2) every maintained index holds it
+// (IndexRows(range), which the put calls outside every lock, so puts index concurrently). The
+// watermark moves forward over contiguous inserted ranges that are both durable and indexed.
+// Snapshots, Lookup and SupersededRows only see rows below the watermark: a reader never sees
+// a row that could be lost in a crash or that an index does not hold yet. WAL replay uses
+// InsertVisible (insert + index + watermark at once). A snapshot's batches end exactly at the
+// watermark because every Insert is one range.
 //
 // Keys: with key columns set (MemTableOptions::key_columns: the declared primary key, or the
 // hidden `_rowid` column, see hidden_columns.h) every row is indexed under its
 // order-preserving encoded key (format/key_encoding.h). Newest wins: a higher position
 // replaces a lower one of the same key; a row whose `_tombstone` is true deletes its key.
 //
-// Locking: `mu_` (shared_mutex) guards batches_, batch_starts_, indexes_, watermark_,
-// last_wal_position_, frozen_ and first_insert_; writers (Insert, MarkDurable, Freeze,
+// Locking: `mu_` (shared_mutex) guards batches_, batch_starts_, indexes_ (the entry list),
+// pending_, watermark_, last_wal_position_, frozen_ and first_insert_; writers (Insert, MarkDurable, Freeze,
 // TruncateInvisible) take it exclusively, readers share it. The counters are atomics readable
 // without the lock. Thread-safety: every method may be called from many threads at once; the
 // caller orders Inserts (the ShardWriter's put lock) so that Insert order = WAL order.
@@ -27,6 +29,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <shared_mutex>
@@ -39,6 +42,7 @@
 #include "arrow/type.h"
 #include "common/status.h"
 #include "format/key_encoding.h"
+#include "index/index_spec.h"
 #include "memtable/index_store.h"
 
 namespace strata::memtable {
@@ -50,6 +54,9 @@ struct MemTableOptions {
   std::vector<int> key_columns;
   /// Storage-schema index of the `_tombstone` bool column, -1 = none.
   int tombstone_column = -1;
+  /// Maintained index definitions (columns by name in the storage schema); each starts empty
+  /// and complete.
+  std::vector<index::IndexSpec> indexes;
 };
 
 /// Rows [begin, end) of a MemTable.
@@ -82,14 +89,20 @@ class MemTable {
   uint64_t generation() const { return options_.generation; }
   const MemTableOptions& options() const { return options_; }
 
-  /// Appends and indexes `batches` (already conformed to the schema; 0-row batches skipped),
-  /// invisible until MarkDurable passes them. Returns their positions.
-  /// Errors: Invalid when the MemTable is frozen (nothing changes).
+  /// Appends `batches` (already conformed to the schema; 0-row batches skipped) and their
+  /// primary keys, invisible until both MarkDurable and IndexRows passed them. Returns their
+  /// positions. Errors: Invalid when the MemTable is frozen (nothing changes).
   Result<RowRange> Insert(const std::vector<arrow::RecordBatchPtr>& batches);
-  /// Makes rows < `end` visible (the watermark never moves back) and records `wal_position`
-  /// (0 = not logged) as the newest durable entry. `end` must be <= num_rows().
+  /// Indexes rows `range` (one Insert's answer) into every maintained index that existed at
+  /// that Insert, then marks the range indexed. Call once per Insert, without holding locks;
+  /// concurrent calls for different ranges are fine. An index that fails (allocation) is
+  /// marked failed (queries then scan this MemTable exactly) and the rows still become
+  /// visible: the WAL holds them, an index failure never loses a write.
+  void IndexRows(RowRange range);
+  /// Marks inserted rows < `end` durable and records `wal_position` (0 = not logged); they
+  /// become visible once indexed too (the watermark never moves back).
   void MarkDurable(int64_t end, uint64_t wal_position);
-  /// Insert + MarkDurable(range.end, wal_position): WAL replay and non-durable puts.
+  /// Insert + IndexRows + MarkDurable(range.end, wal_position): WAL replay.
   Result<RowRange> InsertVisible(const std::vector<arrow::RecordBatchPtr>& batches,
                                  uint64_t wal_position);
   /// Issue 2 form: InsertVisible; returns the first row's position (-1 if frozen).
@@ -121,6 +134,19 @@ class MemTable {
 
   /// IndexStore::describe() of this MemTable.
   std::vector<IndexDescription> DescribeIndexes() const;
+  /// Adds maintained index `spec` (replacing one of the same name). Rows already inserted are
+  /// not indexed until Backfill(entry) runs (the entry is complete at once when the MemTable
+  /// is empty). Errors: as index::ColumnIndex::Make (nothing changes).
+  Result<std::shared_ptr<MemIndexEntry>> AddIndex(const index::IndexSpec& spec);
+  /// Indexes rows [0, entry->created_at_row) into `entry` and marks it complete (failed on
+  /// error). Safe to run concurrently with Inserts and reads; a dropped entry is skipped.
+  Status Backfill(const std::shared_ptr<MemIndexEntry>& entry);
+  /// Removes maintained index `name` (no-op when absent).
+  void DropIndex(const std::string& name);
+  /// The complete, not failed, maintained indexes (each covers every visible row).
+  std::vector<std::shared_ptr<const index::ColumnIndex>> CompleteIndexes() const;
+  /// Every maintained index entry (complete or not).
+  std::vector<std::shared_ptr<MemIndexEntry>> IndexEntries() const;
 
   /// Rows inserted (visible or not).
   int64_t num_rows() const { return num_rows_.load(std::memory_order_acquire); }
@@ -129,8 +155,12 @@ class MemTable {
   /// Approximate bytes of the column buffers held (shared buffers counted once per
   /// reference).
   int64_t num_bytes() const { return num_bytes_.load(std::memory_order_acquire); }
-  /// Approximate bytes of the indexes (keys, chains, hash table).
-  int64_t index_bytes() const { return index_bytes_.load(std::memory_order_acquire); }
+  /// Approximate bytes of the indexes: primary key (keys, chains, hash table) plus the
+  /// maintained indexes' allocated memory (an HNSW is charged at allocation).
+  int64_t index_bytes() const {
+    return index_bytes_.load(std::memory_order_acquire) +
+           entries_bytes_.load(std::memory_order_acquire);
+  }
   /// num_bytes() + index_bytes(): what counts against max_memtable_bytes/max_unflushed_bytes.
   int64_t total_bytes() const { return num_bytes() + index_bytes(); }
   int64_t num_batches() const;
@@ -154,10 +184,22 @@ class MemTable {
   uint64_t last_wal_position_ = 0;              // guarded by mu_
   bool frozen_ = false;                         // guarded by mu_
   std::optional<std::chrono::steady_clock::time_point> first_insert_;  // guarded by mu_
+  /// One Insert's rows on their way to visibility.
+  struct PendingRange {
+    int64_t end = 0;
+    bool durable = false;
+    bool indexed = false;
+    uint64_t wal_position = 0;
+  };
+  std::deque<PendingRange> pending_;  // guarded by mu_: ascending `end`
+  /// Moves the watermark over the leading durable and indexed ranges. Holds mu_ exclusively.
+  void AdvanceLocked();
+  void RefreshEntriesBytes() const;
   std::atomic<int64_t> watermark_{0};  // written under mu_ (exclusive), read lock-free
   std::atomic<int64_t> num_rows_{0};
   std::atomic<int64_t> num_bytes_{0};
-  std::atomic<int64_t> index_bytes_{0};
+  std::atomic<int64_t> index_bytes_{0};            // primary-key index
+  mutable std::atomic<int64_t> entries_bytes_{0};  // maintained indexes (refreshed after use)
 };
 
 /// Sum of the buffer sizes of `data` and its children, bytes.

@@ -40,9 +40,20 @@ struct VectorSearchOptions {
   std::optional<EqualsPredicate> filter;
   /// Append `_rowid` (uint64, the row position in the snapshot) after `_distance`.
   bool with_row_id = false;
+  /// HNSW search breadth; unset = index::DefaultEf(k + offset).
+  std::optional<int64_t> ef;
+  /// Exact search in every source even where an HNSW index exists.
+  bool bypass_vector_index = false;
 };
 
 /// Returns one batch of at most k rows: projected columns + `_distance` (+ `_rowid`).
+/// Per source of snapshot.shard (DESIGN.md §6): the source's HNSW index on the column when it
+/// has one built with the query's distance type (over-fetching until k + offset live rows
+/// that pass the filter are found; exact over the matching rows instead when the filter
+/// passes fewer than index::kExactSearchMaxFraction of the source's rows), otherwise an exact
+/// scan; candidates that are not live (superseded by a newer version of their key, or
+/// tombstones) are skipped; the per-source top lists are merged by distance (ties: older
+/// source, then lower position first). QueryResult::plan names each source and what it used.
 /// Errors (Invalid, naming the field): k < 1, offset < 0, empty query, a NaN or infinite
 /// query element (its index), dimension mismatch (both dimensions), unknown vector column,
 /// no or several candidate vector columns (listing them), a column that is not

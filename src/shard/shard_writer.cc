@@ -12,6 +12,7 @@
 #include "memtable/memtable.h"
 #include "shard/batch_conformance.h"
 #include "shard/tier_merge.h"
+#include "sstable/index_files.h"
 #include "sstable/sstable_reader.h"
 #include "sstable/sstable_writer.h"
 #include "wal/wal_entry.h"
@@ -46,7 +47,8 @@ Status ValidateShardId(const std::string& id) {
 struct GenState {
   uint64_t generation = 0;
   std::shared_ptr<memtable::MemTable> mt;
-  int64_t pending = 0;  // enqueued WAL appends not yet settled (guarded by mu_)
+  int64_t pending = 0;   // enqueued WAL appends not yet settled (guarded by mu_)
+  int64_t indexing = 0;  // puts still indexing their rows (guarded by mu_)
   int64_t rows = 0;     // rows inserted, pending ones included (guarded by mu_)
   std::atomic<uint64_t> last_wal_position{0};
 };
@@ -76,6 +78,18 @@ struct ShardWriter::Impl {
 
   std::thread flusher;
   std::thread syncer;  // non-durable mode only
+  std::thread indexer;
+
+  /// Background index work: backfill a MemTable entry, or build a definition for an SSTable.
+  struct IndexTask {
+    GenPtr gen;
+    std::shared_ptr<memtable::MemIndexEntry> entry;
+    std::shared_ptr<const sstable::SSTableReader> sstable;
+    index::IndexSpec spec;
+  };
+  std::vector<index::IndexSpec> specs;  // guarded by mu: current definitions
+  std::deque<IndexTask> index_tasks;    // guarded by mu
+  bool indexer_busy = false;            // guarded by mu
 
   // Read cache: `visible_epoch` bumps on every visible change (OnDurable, seal, publish).
   std::atomic<uint64_t> visible_epoch{1};
@@ -93,6 +107,7 @@ struct ShardWriter::Impl {
     mo.generation = generation;
     mo.key_columns = layout.key_columns;
     mo.tombstone_column = layout.tombstone_column;
+    mo.indexes = specs;
     STRATA_ASSIGN_OR_RETURN(auto mt, memtable::MemTable::Make(layout.storage_schema, mo));
     auto g = std::make_shared<GenState>();
     g->generation = generation;
@@ -141,8 +156,25 @@ struct ShardWriter::Impl {
 
   Result<PutResult> Write(std::vector<arrow::RecordBatchPtr> user_batches, bool tombstones);
   void FlusherLoop();
+  void IndexerLoop();
+  void RunIndexTask(const IndexTask& task);
+  /// Queues builds of `spec` for every published SSTable lacking it. Holds mu.
+  void QueueSSTableBuilds(const index::IndexSpec& spec) {
+    for (const auto& t : sstables) {
+      bool has = false;
+      for (const auto& i : t->indexes()) has |= i->spec().uuid == spec.uuid;
+      if (!has) index_tasks.push_back({nullptr, nullptr, t, spec});
+    }
+  }
+  bool SpecCurrent(const index::IndexSpec& spec) const {
+    for (const auto& s : specs) {
+      if (s.name == spec.name && s.uuid == spec.uuid) return true;
+    }
+    return false;
+  }
   void SyncerLoop();
-  Status FlushOne(const GenPtr& g, format::ShardManifest* committed,
+  Status FlushOne(const GenPtr& g, const std::vector<index::IndexSpec>& flush_specs,
+                  format::ShardManifest* committed,
                   std::shared_ptr<const sstable::SSTableReader>* reader);
   Status Replay(uint64_t start);
 };
@@ -174,6 +206,10 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
   s.options = options;
   STRATA_ASSIGN_OR_RETURN(s.layout, memtable::MakeStorageLayout(schema, options.primary_key));
   s.manifests = std::make_unique<format::ShardManifestStore>(s.store, s.shard_prefix, s.shard_id);
+  for (const auto& spec : options.indexes) {
+    STRATA_RETURN_IF_ERROR(index::ValidateIndexSpec(spec, *s.layout.storage_schema));
+  }
+  s.specs = options.indexes;
 
   // 1. Claim: writer_epoch + 1. From here on an older writer fails its next manifest commit.
   STRATA_ASSIGN_OR_RETURN(s.manifest, s.manifests->Claim());
@@ -197,7 +233,12 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
   // 3. Replay the WAL and write the fence sentinel at the tip.
   STRATA_RETURN_IF_ERROR(s.Replay(s.manifest.replay_after_wal_entry_position() + 1));
 
+  // Definitions an SSTable lacks (created while it was published, or a crash before its
+  // background build finished) are built again in the background.
+  for (const auto& spec : s.specs) s.QueueSSTableBuilds(spec);
+
   std::unique_ptr<ShardWriter> w(new ShardWriter(std::move(impl)));
+  w->impl_->indexer = std::thread([p = w->impl_.get()] { p->IndexerLoop(); });
   if (w->impl_->options.start_flusher) {
     w->impl_->flusher = std::thread([p = w->impl_.get()] { p->FlusherLoop(); });
   }
@@ -384,16 +425,21 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> ba
   }
   g->rows += result.num_rows;
   ++g->pending;
+  ++g->indexing;
   ++stats.puts;
   stats.rows += static_cast<uint64_t>(result.num_rows);
   result.generation = g->generation;
-  if (!durable) {
-    // The syncer thread makes it durable; the rows are visible now.
-    ++nondurable_pending;
-    visible_epoch.fetch_add(1);
-    cv.notify_all();
-    return result;
-  }
+  if (!durable) ++nondurable_pending;  // the syncer thread makes it durable
+  lock.unlock();
+
+  // Index outside every lock (concurrently with other puts and the WAL fsync); the rows
+  // become visible once durable and indexed.
+  g->mt->IndexRows(range);
+  lock.lock();
+  --g->indexing;
+  visible_epoch.fetch_add(1);
+  cv.notify_all();
+  if (!durable) return result;
   lock.unlock();
 
   Result<uint64_t> position = wal->Wait(*handle);
@@ -544,6 +590,7 @@ void ShardWriter::close() {
   }
   if (s.flusher.joinable()) s.flusher.join();
   if (s.syncer.joinable()) s.syncer.join();
+  if (s.indexer.joinable()) s.indexer.join();
 }
 
 // ----------------------------------------------------------------------------------------
@@ -556,7 +603,8 @@ void ShardWriter::Impl::FlusherLoop() {
       Status st = SealActive();
       if (!st.ok()) FailWrites(st);
     }
-    const bool ready = sticky.ok() && !frozen.empty() && frozen.front()->pending == 0;
+    const bool ready = sticky.ok() && !frozen.empty() && frozen.front()->pending == 0 &&
+                       frozen.front()->indexing == 0;
     if (!ready) {
       // Wake up for the age trigger too.
       auto wait = std::min<Clock::duration>(options.max_memtable_age, std::chrono::seconds(1));
@@ -568,15 +616,22 @@ void ShardWriter::Impl::FlusherLoop() {
       continue;
     }
     GenPtr g = frozen.front();
+    const std::vector<index::IndexSpec> flush_specs = specs;
     lock.unlock();
     const auto t0 = Clock::now();
     format::ShardManifest committed;
     std::shared_ptr<const sstable::SSTableReader> reader;
-    Status st = FlushOne(g, &committed, &reader);
+    Status st = FlushOne(g, flush_specs, &committed, &reader);
     lock.lock();
     if (st.ok()) {
       manifest = std::move(committed);
-      sstables.push_back(std::move(reader));
+      sstables.push_back(reader);
+      // Definitions created while this generation was flushing.
+      for (const auto& spec : specs) {
+        bool has = false;
+        for (const auto& i : reader->indexes()) has |= i->spec().uuid == spec.uuid;
+        if (!has) index_tasks.push_back({nullptr, nullptr, reader, spec});
+      }
       frozen.pop_front();
       ++stats.flushes;
       stats.flush_seconds_total += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -597,7 +652,9 @@ void ShardWriter::Impl::FlusherLoop() {
   }
 }
 
-Status ShardWriter::Impl::FlushOne(const GenPtr& g, format::ShardManifest* committed,
+Status ShardWriter::Impl::FlushOne(const GenPtr& g,
+                                   const std::vector<index::IndexSpec>& flush_specs,
+                                   format::ShardManifest* committed,
                                    std::shared_ptr<const sstable::SSTableReader>* reader) {
   const memtable::MemTableSnapshot snap = g->mt->Snapshot();
   sstable::SSTableInput input;
@@ -605,6 +662,28 @@ Status ShardWriter::Impl::FlushOne(const GenPtr& g, format::ShardManifest* commi
   input.schema = layout.storage_schema;
   input.batches = snap.batches;
   input.key_columns = layout.key_columns;
+  // Every definition's index over exactly these rows: the MemTable's when complete (it holds
+  // every row: nothing is pending or indexing), else built now.
+  const auto entries = g->mt->IndexEntries();
+  for (const auto& spec : flush_specs) {
+    std::shared_ptr<const index::ColumnIndex> idx;
+    for (const auto& e : entries) {
+      if (e->index->spec().uuid == spec.uuid && e->complete.load() && !e->failed.load() &&
+          snap.num_rows == g->mt->num_rows()) {
+        idx = e->index;
+      }
+    }
+    if (idx == nullptr) {
+      auto built = index::ColumnIndex::Build(spec, *layout.storage_schema, snap.batches);
+      if (!built.ok()) {
+        spdlog::error("shard '{}': index '{}' of generation {} not built: {}", shard_id,
+                      spec.name, g->generation, built.status().ToString());
+        continue;
+      }
+      idx = std::move(*built);
+    }
+    input.indexes.push_back(std::move(idx));
+  }
   const uint64_t last_pos = std::max(g->last_wal_position.load(), snap.last_wal_position);
   auto backoff = options.flush_retry_backoff;
   Status last;
@@ -666,12 +745,140 @@ Status ShardWriter::Impl::FlushOne(const GenPtr& g, format::ShardManifest* commi
       if (e.generation() == g->generation) published = &e;
     }
     if (published == nullptr) return Status::Internal("published SSTable missing from manifest");
-    auto r = sstable::SSTableReader::Open(*store, shard_prefix, *published);
+    auto r = sstable::SSTableReader::Open(*store, shard_prefix, *published,
+                                          /*load_indexes=*/false);
     if (!r.ok()) return r.status();
+    for (const auto& idx : input.indexes) (*r)->AttachIndex(idx);
     *reader = std::move(*r);
     return Status::OK();
   }
   return last;
+}
+
+// ----------------------------------------------------------------------------------------
+// Indexes
+
+Status ShardWriter::SetIndexes(std::vector<index::IndexSpec> new_specs) {
+  Impl& s = *impl_;
+  for (const auto& spec : new_specs) {
+    STRATA_RETURN_IF_ERROR(index::ValidateIndexSpec(spec, *s.layout.storage_schema));
+  }
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.closed) return Status::Invalid("shard '" + s.shard_id + "' writer is closed");
+  auto same = [](const index::IndexSpec& a, const index::IndexSpec& b) {
+    return a.name == b.name && a.uuid == b.uuid;
+  };
+  std::vector<GenPtr> gens(s.frozen.begin(), s.frozen.end());
+  gens.push_back(s.active);
+  for (const auto& old : s.specs) {
+    bool kept = false;
+    for (const auto& n : new_specs) kept |= same(old, n);
+    if (kept) continue;
+    for (const auto& g : gens) g->mt->DropIndex(old.name);
+  }
+  std::vector<index::IndexSpec> added;
+  for (const auto& n : new_specs) {
+    bool existed = false;
+    for (const auto& old : s.specs) existed |= same(old, n);
+    if (!existed) added.push_back(n);
+  }
+  s.specs = std::move(new_specs);
+  for (const auto& spec : added) {
+    for (const auto& g : gens) {
+      auto entry = g->mt->AddIndex(spec);
+      if (!entry.ok()) {
+        spdlog::error("shard '{}': index '{}' not added to generation {}: {}", s.shard_id,
+                      spec.name, g->generation, entry.status().ToString());
+        continue;
+      }
+      if (!(*entry)->complete.load()) s.index_tasks.push_back({g, *entry, nullptr, spec});
+    }
+    s.QueueSSTableBuilds(spec);
+  }
+  s.visible_epoch.fetch_add(1);
+  s.cv.notify_all();
+  return Status::OK();
+}
+
+std::vector<IndexProgress> ShardWriter::IndexProgressAll() const {
+  const Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::vector<IndexProgress> out;
+  for (const auto& spec : s.specs) {
+    IndexProgress p;
+    p.spec = spec;
+    for (const auto& t : s.sstables) {
+      bool has = false;
+      for (const auto& i : t->indexes()) {
+        if (i->spec().uuid == spec.uuid) {
+          has = true;
+          p.size_bytes += i->memory_bytes();
+        }
+      }
+      (has ? p.num_indexed_rows : p.num_unindexed_rows) += t->num_rows();
+    }
+    std::vector<GenPtr> gens(s.frozen.begin(), s.frozen.end());
+    gens.push_back(s.active);
+    for (const auto& g : gens) {
+      bool has = false;
+      for (const auto& e : g->mt->IndexEntries()) {
+        if (e->index->spec().uuid == spec.uuid && e->complete.load() && !e->failed.load()) {
+          has = true;
+          p.size_bytes += e->index->memory_bytes();
+        }
+      }
+      (has ? p.num_indexed_rows : p.num_unindexed_rows) += g->mt->visible_rows();
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void ShardWriter::Impl::IndexerLoop() {
+  std::unique_lock<std::mutex> lock(mu);
+  while (true) {
+    cv.wait(lock, [&] { return closed || !index_tasks.empty(); });
+    if (closed) return;
+    IndexTask task = std::move(index_tasks.front());
+    index_tasks.pop_front();
+    if (!SpecCurrent(task.spec)) continue;
+    indexer_busy = true;
+    lock.unlock();
+    RunIndexTask(task);
+    lock.lock();
+    indexer_busy = false;
+    visible_epoch.fetch_add(1);
+    cv.notify_all();
+  }
+}
+
+void ShardWriter::Impl::RunIndexTask(const IndexTask& task) {
+  if (task.entry != nullptr) {
+    Status st = task.gen->mt->Backfill(task.entry);
+    if (!st.ok()) {
+      spdlog::error("shard '{}': backfill of index '{}' in generation {} failed: {}", shard_id,
+                    task.spec.name, task.gen->generation, st.ToString());
+    }
+    return;
+  }
+  const auto& t = task.sstable;
+  auto built = index::ColumnIndex::Build(task.spec, *layout.storage_schema, t->batches());
+  if (!built.ok()) {
+    spdlog::error("shard '{}': index '{}' for SSTable {} not built: {}", shard_id,
+                  task.spec.name, t->dir_name(), built.status().ToString());
+    return;
+  }
+  if ((*built)->hnsw() != nullptr && (*built)->hnsw()->size() == 0) {
+    t->AttachIndex(std::move(*built));  // nothing to index: no file (as at flush)
+    return;
+  }
+  auto written = sstable::WriteIndexFile(*store, shard_prefix, t->dir_name(), **built);
+  if (!written.ok()) {
+    spdlog::error("shard '{}': index '{}' for SSTable {} not written: {}", shard_id,
+                  task.spec.name, t->dir_name(), written.status().ToString());
+    return;
+  }
+  t->AttachIndex(std::move(*built));
 }
 
 // ----------------------------------------------------------------------------------------
@@ -685,14 +892,35 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
     if (s.cached && s.cached_epoch == epoch) return s.cached;
   }
   TierSources sources;
+  std::vector<std::vector<std::shared_ptr<const index::ColumnIndex>>> indexes;  // per source
+  std::vector<index::IndexSpec> specs;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    for (const auto& t : s.sstables) sources.sstables.push_back(t);
-    for (const auto& f : s.frozen) sources.memtables.push_back(f->mt->Snapshot());
-    sources.memtables.push_back(s.active->mt->Snapshot());
+    specs = s.specs;
+    for (const auto& t : s.sstables) {
+      sources.sstables.push_back(t);
+      indexes.push_back(t->indexes());
+    }
+    auto add_memtable = [&](const GenPtr& g) {
+      // Indexes first: one complete now covers every row of the snapshot taken after it.
+      indexes.push_back(g->mt->CompleteIndexes());
+      sources.memtables.push_back(g->mt->Snapshot());
+    };
+    for (const auto& f : s.frozen) add_memtable(f);
+    add_memtable(s.active);
     sources.base_wal_position = s.manifest.replay_after_wal_entry_position();
   }
   STRATA_ASSIGN_OR_RETURN(ShardSnapshot merged, MergeTiers(s.layout, sources));
+  for (size_t i = 0; i < merged.sources.size() && i < indexes.size(); ++i) {
+    for (auto& idx : indexes[i]) {
+      bool current = false;
+      for (const auto& spec : specs) {
+        current |= spec.name == idx->spec().name && spec.uuid == idx->spec().uuid;
+      }
+      if (current) merged.sources[i].indexes.push_back(std::move(idx));
+    }
+  }
+  merged.index_specs = std::move(specs);
   auto shared = std::make_shared<const ShardSnapshot>(std::move(merged));
   std::lock_guard<std::mutex> lock(s.cache_mu);
   if (s.cached_epoch < epoch) {

@@ -28,8 +28,15 @@
 //    is in L0. It never waits for MemTables frozen later, so it is bounded under any write load
 //    (by the flush time of the frozen queue ahead of it).
 //
-// Locks: `mu_` guards every tier pointer and list, the manifest copy, the sticky error and the
-// counters below it; `cv_` (with mu_) is signalled on every state change (publish, seal,
+// Indexes: every MemTable maintains the index definitions (ShardWriterOptions::indexes,
+// SetIndexes); a put indexes its rows after its critical section (concurrently with other
+// puts and the WAL fsync) and its rows become visible once durable and indexed; the flusher
+// waits for both, and writes each definition's index into the SSTable (the MemTable's own
+// when complete, else one built from the rows). An `indexer` thread backfills definitions
+// added while rows exist (MemTables) and builds them for published SSTables.
+//
+// Locks: `mu_` guards every tier pointer and list, the manifest copy, the sticky error, the
+// index definitions, the indexer's task queue and the counters below it; `cv_` (with mu_) is signalled on every state change (publish, seal,
 // append settled, poison, close). The WAL writer and MemTables are internally locked; mu_ may
 // be held while calling into them (never the reverse). The flusher holds no lock while it
 // writes files.
@@ -50,7 +57,9 @@
 #include "arrow/array.h"
 #include "arrow/type.h"
 #include "common/status.h"
+#include "index/index_spec.h"
 #include "io/object_store.h"
+#include "shard/source_view.h"
 
 namespace strata::shard {
 
@@ -78,6 +87,8 @@ struct ShardWriterOptions {
   std::vector<std::string> primary_key;
   /// Test hook: no flusher thread (frozen MemTables stay frozen; nothing is published).
   bool start_flusher = true;
+  /// Maintained index definitions (DESIGN.md §5); SetIndexes changes them later.
+  std::vector<index::IndexSpec> indexes;
 };
 
 /// What a Put or Delete did.
@@ -156,6 +167,19 @@ struct ShardSnapshot {
   int64_t num_rows = 0;
   /// Newest WAL position whose rows are visible (0 = none); grows with every write.
   uint64_t last_wal_position = 0;
+  /// The same rows per source, oldest first (SSTables by generation, frozen MemTables, the
+  /// active MemTable), with liveness and indexes, for index-aware queries (DESIGN.md §6).
+  std::vector<SourceView> sources;
+  /// The table's index definitions at the snapshot.
+  std::vector<index::IndexSpec> index_specs;
+};
+
+/// Index progress of one definition across the sources of a shard (index/{n}/stats/).
+struct IndexProgress {
+  index::IndexSpec spec;
+  int64_t num_indexed_rows = 0;    // rows of sources whose index is complete
+  int64_t num_unindexed_rows = 0;  // rows of sources without it (yet)
+  int64_t size_bytes = 0;          // memory of the complete indexes
 };
 
 /// "{table_prefix}/_mem_wal/{shard_id}".
@@ -207,6 +231,16 @@ class ShardWriter {
   /// L0). Errors: Timeout at `deadline` (naming g and current_generation); WriterPoisoned /
   /// Fenced when the writer fails before g is published; Invalid after close().
   Status wait_for_generation(uint64_t generation, Deadline deadline);
+
+  /// Replaces the maintained index definitions (matched by name and uuid): removed ones are
+  /// dropped from every MemTable; new ones are added to every MemTable (rows already held are
+  /// indexed by the background indexer thread) and built for every published SSTable in the
+  /// background (files under indices/, sstable/index_files.h). Later flushes write every
+  /// definition. Errors: Invalid / NotSupported from index::ValidateIndexSpec (nothing
+  /// changes).
+  Status SetIndexes(std::vector<index::IndexSpec> specs);
+  /// Per definition: rows of sources whose index is complete vs not (index/{n}/stats/).
+  std::vector<IndexProgress> IndexProgressAll() const;
 
   /// Returns OK once no MemTable is frozen. Under sustained writes it may never return.
   /// Errors: Timeout; WriterPoisoned; Fenced.

@@ -13,6 +13,7 @@ struct Piece {
   arrow::RecordBatchPtr batch;
   std::vector<uint8_t> keep;  // bitmap, LSB order
   int64_t kept = 0;
+  size_t source = 0;  // index into the output's sources
 };
 
 void SetBit(std::vector<uint8_t>& bits, int64_t i) {
@@ -29,17 +30,33 @@ Result<ShardSnapshot> MergeTiers(const memtable::StorageLayout& layout,
                                  const TierSources& sources) {
   // Pieces oldest first: SSTables ascending, then MemTables ascending.
   std::vector<Piece> pieces;
+  std::vector<SourceView> views;
   uint64_t wal_position = sources.base_wal_position;
+  auto add_source = [&](SourceView v, const std::vector<arrow::RecordBatchPtr>& batches) {
+    for (const auto& b : batches) {
+      if (b->num_rows() == 0) continue;
+      pieces.push_back({b, {}, 0, views.size()});
+      v.batches.push_back(b);
+      v.batch_starts.push_back(v.num_rows);
+      v.num_rows += b->num_rows();
+    }
+    views.push_back(std::move(v));
+  };
   for (const auto& t : sources.sstables) {
-    for (const auto& b : t->batches()) {
-      if (b->num_rows() > 0) pieces.push_back({b, {}, 0});
-    }
+    SourceView v;
+    v.name = "sstable gen " + std::to_string(t->generation());
+    v.generation = t->generation();
+    add_source(std::move(v), t->batches());
   }
-  for (const auto& m : sources.memtables) {
+  for (size_t i = 0; i < sources.memtables.size(); ++i) {
+    const auto& m = sources.memtables[i];
     wal_position = std::max(wal_position, m.last_wal_position);
-    for (const auto& b : m.batches) {
-      if (b->num_rows() > 0) pieces.push_back({b, {}, 0});
-    }
+    SourceView v;
+    v.memtable = true;
+    v.generation = m.generation;
+    v.name = "memtable gen " + std::to_string(m.generation) +
+             (i + 1 == sources.memtables.size() ? " (active)" : " (frozen)");
+    add_source(std::move(v), m.batches);
   }
   const int ts = layout.tombstone_column;
   auto init_keep = [](Piece& p) {
@@ -102,6 +119,12 @@ Result<ShardSnapshot> MergeTiers(const memtable::StorageLayout& layout,
   ShardSnapshot out;
   out.schema = layout.user_schema;
   out.last_wal_position = wal_position;
+  for (const auto& p : pieces) {
+    SourceView& v = views[p.source];
+    v.live.push_back(p.keep);
+    v.live_rows += p.kept;
+  }
+  out.sources = std::move(views);
   const int user_cols = layout.user_schema->num_fields();
   for (auto& p : pieces) {
     if (p.kept == 0) continue;

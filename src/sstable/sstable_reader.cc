@@ -1,5 +1,7 @@
 #include "sstable/sstable_reader.h"
 
+#include "sstable/index_files.h"
+
 #include <algorithm>
 
 #include "arrow/ipc/reader.h"
@@ -17,7 +19,8 @@ arrow::BufferPtr ToBuffer(std::string bytes) {
 
 Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore& store,
                                                                  const std::string& shard_prefix,
-                                                                 const std::string& dir_name) {
+                                                                 const std::string& dir_name,
+                                                                 bool load_indexes) {
   STRATA_ASSIGN_OR_RETURN(uint64_t generation, ParseSSTableDirName(dir_name));
   std::shared_ptr<SSTableReader> r(new SSTableReader());
   r->generation_ = generation;
@@ -80,12 +83,34 @@ Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore
                                 ", which is missing or superseded");
     }
   }
+  // Maintained indexes: a file that fails to load is skipped (the SSTable is then scanned).
+  if (load_indexes) {
+    STRATA_ASSIGN_OR_RETURN(r->indexes_,
+                            LoadIndexFiles(store, shard_prefix, dir_name, *r->schema_));
+  }
   return std::shared_ptr<const SSTableReader>(std::move(r));
 }
 
+std::vector<std::shared_ptr<const index::ColumnIndex>> SSTableReader::indexes() const {
+  std::lock_guard<std::mutex> lock(indexes_mu_);
+  return indexes_;
+}
+
+void SSTableReader::AttachIndex(std::shared_ptr<const index::ColumnIndex> index) const {
+  std::lock_guard<std::mutex> lock(indexes_mu_);
+  for (auto& i : indexes_) {
+    if (i->spec().name == index->spec().name) {
+      i = std::move(index);
+      return;
+    }
+  }
+  indexes_.push_back(std::move(index));
+}
+
 Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(
-    io::ObjectStore& store, const std::string& shard_prefix, const format::SSTableEntry& entry) {
-  STRATA_ASSIGN_OR_RETURN(auto r, Open(store, shard_prefix, entry.path()));
+    io::ObjectStore& store, const std::string& shard_prefix, const format::SSTableEntry& entry,
+    bool load_indexes) {
+  STRATA_ASSIGN_OR_RETURN(auto r, Open(store, shard_prefix, entry.path(), load_indexes));
   if (r->generation() != entry.generation() || r->num_rows() != entry.rows()) {
     return Status::Corruption("SSTable " + shard_prefix + "/" + entry.path() +
                               ": manifest says generation " + std::to_string(entry.generation()) +

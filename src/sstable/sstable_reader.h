@@ -2,11 +2,15 @@
 // decoded eagerly), deletions.bin, pk_index.bin and bloom_filter.bin, validating each (IPC
 // reader bounds checks, checksums). Key lookups consult the bloom filter first, then the
 // primary-key index (DESIGN.md §6).
-// Thread-safety: immutable after Open; every const method may run concurrently.
+// Maintained indexes (indices/, sstable/index_files.h) are loaded at Open; an index built
+// later for a new definition is attached with AttachIndex (the one mutable part, under
+// `indexes_mu_`).
+// Thread-safety: rows are immutable after Open; every const method may run concurrently.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +23,7 @@
 #include "format/bloom_filter.h"
 #include "format/deletion_vector.h"
 #include "format/proto/shard_manifest.pb.h"
+#include "index/column_index.h"
 #include "io/object_store.h"
 #include "sstable/pk_index.h"
 
@@ -40,13 +45,16 @@ class SSTableReader {
   /// Errors: NotFound (a file missing); Corruption (a file fails validation, or the files
   /// disagree: deletion/pk positions beyond the row count); Invalid (bad directory name);
   /// IOError.
+  /// `load_indexes` false skips indices/ (the flusher attaches the indexes it just wrote).
   static Result<std::shared_ptr<const SSTableReader>> Open(io::ObjectStore& store,
                                                            const std::string& shard_prefix,
-                                                           const std::string& dir_name);
+                                                           const std::string& dir_name,
+                                                           bool load_indexes = true);
   /// Same, from a manifest entry (also checks entry.rows and entry.generation match).
   static Result<std::shared_ptr<const SSTableReader>> Open(io::ObjectStore& store,
                                                            const std::string& shard_prefix,
-                                                           const format::SSTableEntry& entry);
+                                                           const format::SSTableEntry& entry,
+                                                           bool load_indexes = true);
 
   uint64_t generation() const { return generation_; }
   const std::string& dir_name() const { return dir_name_; }
@@ -70,6 +78,11 @@ class SSTableReader {
   /// Whether row `position` is a tombstone (false when there is no `_tombstone` column).
   bool IsTombstone(int64_t position) const;
 
+  /// The maintained indexes loaded or attached (each covers every row), any definition.
+  std::vector<std::shared_ptr<const index::ColumnIndex>> indexes() const;
+  /// Adds `index` (built over this SSTable's rows), replacing one of the same name.
+  void AttachIndex(std::shared_ptr<const index::ColumnIndex> index) const;
+
  private:
   SSTableReader() = default;
 
@@ -84,6 +97,8 @@ class SSTableReader {
   format::DeletionVector deletions_;
   PkIndex pk_index_;
   format::BloomFilter bloom_ = format::BloomFilter::ForKeys(1);
+  mutable std::mutex indexes_mu_;
+  mutable std::vector<std::shared_ptr<const index::ColumnIndex>> indexes_;  // indexes_mu_
 };
 
 }  // namespace strata::sstable

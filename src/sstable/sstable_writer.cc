@@ -1,5 +1,7 @@
 #include "sstable/sstable_writer.h"
 
+#include "sstable/index_files.h"
+
 #include <spdlog/spdlog.h>
 
 #include <limits>
@@ -83,7 +85,7 @@ std::string SSTableFileKey(const std::string& shard_prefix, const std::string& d
 
 Status RemoveSSTable(io::ObjectStore& store, const std::string& shard_prefix,
                      const std::string& dir_name) {
-  Status first;
+  Status first = RemoveIndexFiles(store, shard_prefix, dir_name);
   for (const char* f : {kBloomFilterFile, kPkIndexFile, kDeletionsFile, kDataFile}) {
     Status st = store.Remove(SSTableFileKey(shard_prefix, dir_name, f));
     if (!st.ok() && first.ok()) first = st;
@@ -157,6 +159,18 @@ Result<format::SSTableEntry> WriteSSTable(io::ObjectStore& store, const std::str
       return st.WithContext("SSTable " + shard_prefix + "/" + dir + "/" + files[i].first);
     }
     bytes += static_cast<int64_t>(files[i].second.size());
+  }
+  for (const auto& idx : input.indexes) {
+    // A generation with no indexable vector (only tombstones or null vectors) writes no HNSW.
+    if (idx->hnsw() != nullptr && idx->hnsw()->size() == 0) continue;
+    auto written = WriteIndexFile(store, shard_prefix, dir, *idx);
+    if (!written.ok()) {
+      Status rs = RemoveSSTable(store, shard_prefix, dir);
+      if (!rs.ok()) spdlog::warn("SSTable {}: cleanup failed: {}", dir, rs.ToString());
+      return written.status().WithContext("SSTable " + shard_prefix + "/" + dir + " index '" +
+                                          idx->spec().name + "'");
+    }
+    bytes += *written;
   }
 
   format::SSTableEntry entry;

@@ -6,7 +6,8 @@
 //                     of a key within this generation (format/deletion_vector.h);
 //   pk_index.bin      sorted encoded keys -> newest row position (sstable/pk_index.h);
 //   bloom_filter.bin  bloom filter of the distinct keys, ~1% false positives
-//                     (format/bloom_filter.h).
+//                     (format/bloom_filter.h);
+//   indices/{name}/{uuid}.idx  one file per maintained index (sstable/index_files.h).
 // Every file is written with put_if_absent (a fresh random directory; a taken name is an
 // error, never an overwrite) and is durable before WriteSSTable returns, so the caller may then
 // commit a shard manifest that references the directory. Tombstone rows are written like any
@@ -22,6 +23,7 @@
 #include "arrow/ipc/writer.h"
 #include "arrow/type.h"
 #include "common/status.h"
+#include "index/column_index.h"
 #include "format/proto/shard_manifest.pb.h"
 #include "io/object_store.h"
 
@@ -55,6 +57,9 @@ struct SSTableInput {
   /// Indexes into `schema` of the key columns, key order (a table without a declared primary
   /// key passes its hidden `_rowid` column). Non-empty.
   std::vector<int> key_columns;
+  /// Maintained indexes covering exactly these rows (positions = row order), written under
+  /// indices/ (an HNSW holding no vector, e.g. a generation of tombstones, is not written).
+  std::vector<std::shared_ptr<const index::ColumnIndex>> indexes;
 };
 
 /// Writes the SSTable of `input` under `shard_prefix` and returns its manifest entry
@@ -67,7 +72,7 @@ Result<format::SSTableEntry> WriteSSTable(io::ObjectStore& store, const std::str
                                           const SSTableInput& input,
                                           const SSTableWriteOptions& options = {});
 
-/// Removes the four files of SSTable directory `dir_name` (missing files are fine), e.g. after
+/// Removes the files (data, deletions, keys, bloom filter, indices/) of SSTable directory `dir_name` (missing files are fine), e.g. after
 /// a failed flush attempt or once compacted. Errors: IOError.
 Status RemoveSSTable(io::ObjectStore& store, const std::string& shard_prefix,
                      const std::string& dir_name);

@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "format/ids.h"
+#include "index/column_index.h"
 #include "format/table_manifest.h"
 #include "shard/batch_conformance.h"
 
@@ -49,6 +50,12 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
                                                      format::TableManifest manifest,
                                                      shard::ShardWriterOptions options) {
   options.primary_key.assign(manifest.primary_key().begin(), manifest.primary_key().end());
+  options.indexes.clear();
+  for (const auto& j : manifest.index_specs_json()) {
+    auto spec = index::IndexSpecFromJson(j);
+    if (!spec.ok()) return spec.status().WithContext("table '" + name + "' manifest");
+    options.indexes.push_back(std::move(*spec));
+  }
   std::shared_ptr<LocalTable> t(
       new LocalTable(std::move(store), std::move(prefix), std::move(name), options));
   STRATA_ASSIGN_OR_RETURN(t->schema_, format::DecodeSchema(manifest.arrow_schema()));
@@ -141,6 +148,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
   shard::ShardWriterOptions fresh_options = options_;
   fresh_options.primary_key.clear();  // an overwrite's schema has no declared key
+  fresh_options.indexes.clear();      // nor index definitions
   STRATA_ASSIGN_OR_RETURN(auto fresh,
                           WriteFreshShard(store_, prefix_, schema, batches, fresh_options));
   const uint64_t old_version = manifest_.base_version() + shard_->last_wal_position();
@@ -150,6 +158,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.clear_shard_ids();
   m.add_shard_ids(fresh.first->shard_id());
   m.clear_primary_key();
+  m.clear_index_specs_json();
   m.set_created_at_micros(NowMicros());
   m.set_base_version(old_version + 1);
   Status committed = format::CommitTableManifest(*store_, prefix_, m);
@@ -192,6 +201,7 @@ TableSnapshot LocalTable::Snapshot() const {
   out.row_ids = s.row_ids;
   out.storage_batches = s.storage_batches;
   out.num_rows = s.num_rows;
+  out.shard = *snap;
   return out;
 }
 
@@ -225,6 +235,73 @@ Result<std::vector<ShardFlushResult>> LocalTable::Flush(shard::Deadline deadline
 std::vector<shard::ShardDescription> LocalTable::DescribeShards() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   return {shard_->Describe()};
+}
+
+Status LocalTable::CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& specs) {
+  format::TableManifest m = manifest_;
+  m.set_version(manifest_.version() + 1);
+  m.clear_index_specs_json();
+  for (const auto& spec : specs) m.add_index_specs_json(index::IndexSpecToJson(spec));
+  m.set_created_at_micros(NowMicros());
+  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
+  manifest_ = std::move(m);
+  Status applied = shard_->SetIndexes(specs);
+  if (!applied.ok()) {
+    // The manifest holds the definitions: a reopen applies them.
+    spdlog::error("table '{}': index definitions committed but not applied: {}", name_,
+                  applied.ToString());
+  }
+  return Status::OK();
+}
+
+Result<index::IndexSpec> LocalTable::CreateIndex(index::IndexSpec spec) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  STRATA_RETURN_IF_ERROR(index::ValidateIndexSpec(spec, *schema_));
+  spec.uuid = format::RandomUuid();
+  spec.created_at_micros = NowMicros();
+  std::vector<index::IndexSpec> specs;
+  for (const auto& j : manifest_.index_specs_json()) {
+    STRATA_ASSIGN_OR_RETURN(auto s, index::IndexSpecFromJson(j));
+    if (s.name != spec.name) specs.push_back(std::move(s));
+  }
+  specs.push_back(spec);
+  STRATA_RETURN_IF_ERROR(CommitIndexSpecsLocked(specs));
+  return spec;
+}
+
+Status LocalTable::DropIndex(const std::string& name) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  std::vector<index::IndexSpec> specs;
+  bool found = false;
+  for (const auto& j : manifest_.index_specs_json()) {
+    STRATA_ASSIGN_OR_RETURN(auto s, index::IndexSpecFromJson(j));
+    if (s.name == name) {
+      found = true;
+    } else {
+      specs.push_back(std::move(s));
+    }
+  }
+  if (!found) {
+    return Status::NotFound("index '" + name + "' was not found on table '" + name_ + "'");
+  }
+  return CommitIndexSpecsLocked(specs);
+}
+
+std::vector<IndexStatus> LocalTable::ListIndexes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<IndexStatus> out;
+  if (dropped_) return out;
+  for (auto& p : shard_->IndexProgressAll()) {
+    IndexStatus st;
+    st.spec = std::move(p.spec);
+    st.num_indexed_rows = p.num_indexed_rows;
+    st.num_unindexed_rows = p.num_unindexed_rows;
+    st.size_bytes = p.size_bytes;
+    out.push_back(std::move(st));
+  }
+  return out;
 }
 
 Status LocalTable::Drop() {

@@ -5,9 +5,14 @@
 // new rows into a fresh shard, then commits a manifest pointing at it (base_version above every
 // earlier version), then swaps it in and removes the old shard's files: readers see either the
 // old schema and rows or the new ones.
+// Index definitions live in the manifest (index_specs_json); CreateIndex / DropIndex commit a
+// new manifest version with the changed list (the reported table version is unchanged: it is
+// base_version + WAL position) and hand the list to the shard writer, which indexes
+// MemTables and SSTables (ShardWriter::SetIndexes). An overwrite keeps no index definitions
+// (the schema may change).
 // Locking: `mu_` (shared_mutex) guards manifest_, schema_, shard_ and dropped_; Insert and
-// Snapshot take it shared (the ShardWriter orders concurrent inserts), Overwrite and Drop
-// exclusively.
+// Snapshot take it shared (the ShardWriter orders concurrent inserts), Overwrite, Drop,
+// CreateIndex and DropIndex exclusively.
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
@@ -51,6 +56,9 @@ class LocalTable : public Table {
   Result<uint64_t> Delete(const std::vector<arrow::RecordBatchPtr>& keys) override;
   Result<std::vector<ShardFlushResult>> Flush(shard::Deadline deadline) override;
   std::vector<shard::ShardDescription> DescribeShards() const override;
+  Result<index::IndexSpec> CreateIndex(index::IndexSpec spec) override;
+  Status DropIndex(const std::string& name) override;
+  std::vector<IndexStatus> ListIndexes() const override;
 
   /// Marks the table dropped (later calls fail NotFound), closes the shard writer and removes
   /// its files: manifests
@@ -71,6 +79,9 @@ class LocalTable : public Table {
         name_(std::move(name)),
         options_(std::move(options)) {}
   Status CheckNotDropped() const;
+  /// Commits a manifest (version + 1) with `specs` as the index definitions, then applies
+  /// them to the shard. Holds mu_ exclusively.
+  Status CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& specs);
 
   const std::shared_ptr<io::ObjectStore> store_;
   const std::string prefix_;

@@ -30,6 +30,17 @@ struct TableSnapshot {
   std::vector<arrow::RecordBatchPtr> storage_batches;
   /// Names of the key columns in `storage_batches` (primary key, or `_rowid`).
   std::vector<std::string> key_columns;
+  /// The shard's snapshot (sources with liveness and indexes, index definitions); null only
+  /// when the snapshot failed (then the table reads as empty).
+  std::shared_ptr<const shard::ShardSnapshot> shard;
+};
+
+/// One index definition with its progress (index/list/, index/{n}/stats/).
+struct IndexStatus {
+  index::IndexSpec spec;
+  int64_t num_indexed_rows = 0;
+  int64_t num_unindexed_rows = 0;  // falls to 0 once every source holds the index
+  int64_t size_bytes = 0;
 };
 
 /// What Table::Flush did for one shard (PROTOCOL.md §0 flush/).
@@ -73,6 +84,17 @@ class Table {
 
   /// ShardWriter::Describe of every shard (mem_wal/describe/).
   virtual std::vector<shard::ShardDescription> DescribeShards() const = 0;
+
+  /// Records index definition `spec` (name required; an existing index of the same name is
+  /// replaced) in a new table manifest, adds it to every MemTable (new rows are indexed before
+  /// they become visible; rows already held are indexed in the background) and builds it for
+  /// published SSTables in the background. Returns the recorded spec (uuid and created_at set).
+  /// Errors: Invalid / NotSupported from index::ValidateIndexSpec (nothing changes); IOError.
+  virtual Result<index::IndexSpec> CreateIndex(index::IndexSpec spec) = 0;
+  /// Removes index `name`. Errors: NotFound naming it; IOError.
+  virtual Status DropIndex(const std::string& name) = 0;
+  /// Every index definition with its progress, in creation order.
+  virtual std::vector<IndexStatus> ListIndexes() const = 0;
 };
 
 }  // namespace strata::table

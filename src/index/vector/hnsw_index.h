@@ -1,0 +1,102 @@
+// HNSW index over float32 vectors of one column (DESIGN.md §5), built on hnswlib (Debian
+// libhnswlib-dev, "Efficient and robust approximate nearest neighbor search using Hierarchical
+// Navigable Small World graphs", Malkov & Yashunin 2018).
+//
+// Labels are caller-chosen int64 >= 0 (the row position inside a MemTable or SSTable).
+// Distances follow LanceDB's `_distance` conventions (index/vector/distance.h):
+//   l2     -> squared Euclidean distance (hnswlib L2Space);
+//   cosine -> vectors are stored normalized and the answer is 1 - cos (hnswlib
+//             InnerProductSpace over unit vectors); a zero vector cannot be normalized and is
+//             not indexed (Add returns Invalid);
+//   dot    -> 1 - dot (hnswlib InnerProductSpace).
+// Capacity grows by doubling (hnswlib resizeIndex under an exclusive lock); memory_bytes()
+// counts the allocated capacity, so a caller charging index memory is charged at allocation.
+//
+// Thread-safety: Add and Search may run concurrently from many threads (hnswlib's per-node
+// locks; `mu_` is held shared by both and exclusively only while growing).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arrow/array.h"
+#include "common/status.h"
+#include "index/vector/distance.h"
+
+namespace strata::index {
+
+/// HNSW construction parameters. Defaults are the issue's (m 16, ef_construction 100).
+struct HnswParams {
+  int m = 16;                // graph degree (hnswlib M), in [2, 128]
+  int ef_construction = 100;  // candidate list size while inserting, in [m, 4096]
+  DistanceType distance = DistanceType::kL2;
+};
+
+/// One search answer: a label and its distance to the query.
+struct Neighbor {
+  int64_t label = 0;
+  float distance = 0.0f;
+};
+
+/// Default query breadth: max(k, 64) (the issue's default; a query's `ef` overrides it).
+inline int64_t DefaultEf(int64_t k) { return k > 64 ? k : 64; }
+
+class HnswIndex {
+ public:
+  /// An empty index for `dim`-dimensional vectors with room for `initial_capacity` vectors.
+  /// Errors: Invalid for dim < 1 or > 65536, or params out of range (naming the field).
+  static Result<std::unique_ptr<HnswIndex>> Make(int64_t dim, HnswParams params,
+                                                 int64_t initial_capacity = 1024);
+  ~HnswIndex();
+
+  int64_t dim() const;
+  const HnswParams& params() const;
+
+  /// Indexes `vector` (dim() floats, all finite) under `label` (>= 0, not already present).
+  /// Errors: Invalid (negative or duplicate label, non-finite value, zero vector under cosine);
+  /// ResourceExhausted-style Invalid when growing fails to allocate.
+  Status Add(int64_t label, const float* vector);
+  /// Indexes rows [0, column.length) of a fixed_size_list<float32> column under labels
+  /// first_label + i; null vectors (and vectors holding a null element) are skipped.
+  /// Returns the number indexed. Errors: as Add; Invalid for a column of another type or size.
+  Result<int64_t> AddColumn(const arrow::Array& column, int64_t first_label);
+
+  /// The `k` nearest accepted labels, sorted by distance ascending (ties: lower label first).
+  /// `ef` >= 1 is the search breadth (hnswlib ef; the effective breadth is max(ef, k)).
+  /// `accept` (optional) filters labels: the search over-fetches (doubling the breadth up to the
+  /// index size) until k accepted labels are found or the whole graph was reachable, so a
+  /// selective filter costs more; callers should run an exact search instead when the filter
+  /// passes few rows (see kExactSearchMaxFraction). `query` has dim() finite floats (for
+  /// cosine it need not be normalized; a zero query under cosine gives Invalid).
+  Result<std::vector<Neighbor>> Search(const float* query, int64_t k, int64_t ef,
+                                       const std::function<bool(int64_t)>& accept = {}) const;
+
+  /// Vectors indexed.
+  int64_t size() const;
+  /// Bytes allocated (capacity * bytes per element + upper-layer links), for memory accounting.
+  int64_t memory_bytes() const;
+
+  /// The index as bytes (hnswlib's saveIndex format, behind our own header holding dim, params
+  /// and an xxhash64 checksum). Errors: IOError.
+  Result<std::string> Serialize() const;
+  /// Inverse of Serialize. Errors: Corruption (bad magic, checksum, sizes) naming what failed.
+  static Result<std::unique_ptr<HnswIndex>> Deserialize(std::string_view bytes);
+
+ private:
+  struct Impl;
+  explicit HnswIndex(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Filter selectivity (accepted rows / indexed rows) under which a filtered vector search
+/// should be exact over the accepted rows instead of an over-fetching HNSW search. Chosen by
+/// measurement (bench/hnsw_bench.cc; see the comment at its definition).
+extern const double kExactSearchMaxFraction;
+
+}  // namespace strata::index

@@ -1,0 +1,43 @@
+// One source of a read (DESIGN.md §6): a published SSTable, a frozen MemTable or the active
+// MemTable of a shard, as a query sees it at its snapshot: every row below the snapshot's
+// watermark under the storage schema (user columns first, in table order, then `_rowid` when
+// the table has no primary key, then `_tombstone`), a liveness bitmap (the row is the newest
+// version of its key across all tiers of the snapshot and not a tombstone), and the complete
+// indexes of the table's current index definitions (each covers every row of the source;
+// a source whose index is missing or still being built has none, and queries scan it exactly).
+// A MemTable's index may hold rows newer than the snapshot: they are never live here, so
+// callers filter candidates with IsLive.
+// Thread-safety: immutable once built; share freely.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arrow/array.h"
+#include "index/column_index.h"
+
+namespace strata::shard {
+
+struct SourceView {
+  std::string name;       // e.g. "sstable gen 3", "memtable gen 5 (active)"
+  bool memtable = false;  // true for frozen and active MemTables
+  uint64_t generation = 0;
+  std::vector<arrow::RecordBatchPtr> batches;  // storage schema, rows [0, num_rows)
+  std::vector<int64_t> batch_starts;           // first row position of each batch
+  int64_t num_rows = 0;
+  std::vector<std::vector<uint8_t>> live;  // per batch: LSB-first bitmap of live rows
+  int64_t live_rows = 0;
+  std::vector<std::shared_ptr<const index::ColumnIndex>> indexes;
+
+  /// (batch index, row in batch) of `position`, or (-1, -1) when out of [0, num_rows).
+  std::pair<int64_t, int64_t> Locate(int64_t position) const;
+  /// Whether row `position` is live (false out of range).
+  bool IsLive(int64_t position) const;
+  /// The complete index of `kind` on user column `column` (storage column index), or nullptr.
+  const index::ColumnIndex* FindIndex(int column, index::IndexKind kind) const;
+};
+
+}  // namespace strata::shard
