@@ -26,16 +26,11 @@ double ElapsedMs() {
       .count();
 }
 
-/// LanceDB routes that later issues implement (PROTOCOL.md §7 rows 7-13): answered with 400
+/// LanceDB routes that later issues implement (PROTOCOL.md §7 rows 8-13): answered with 400
 /// "not supported yet" rather than 404, which the client would report as TableNotFound.
 bool IsLaterIssueRoute(const std::string& action) {
   static const char* const kActions[] = {"update",
                                          "merge_insert",
-                                         "create_index",
-                                         "index/list",
-                                         "index/{n}/stats",
-                                         "index/{n}/drop",
-                                         "index/{n}/prewarm",
                                          "add_columns",
                                          "alter_columns",
                                          "drop_columns",
@@ -72,7 +67,8 @@ bool HasJsonBody(const std::string& action, const httplib::Request& http) {
     return http.get_header_value("Content-Type").rfind("application/json", 0) == 0;
   }
   return action == "describe" || action == "count_rows" || action == "query" ||
-         action == "delete" || action == "flush" || action == "mem_wal/describe";
+         action == "delete" || action == "flush" || action == "mem_wal/describe" ||
+         action == "create_index" || action == "index/list" || action == "index/{n}/stats";
 }
 
 // A Content-Length header value: decimal digits only, at most `max_body` (RFC 9110 §8.6).
@@ -127,6 +123,11 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "delete") return HandleDelete(ctx, req, res);
   if (action == "flush") return HandleFlush(ctx, req, res);
   if (action == "mem_wal/describe") return HandleMemWalDescribe(ctx, req, res);
+  if (action == "create_index") return HandleCreateIndex(ctx, req, res);
+  if (action == "index/list") return HandleListIndexes(ctx, req, res);
+  if (action == "index/{n}/stats") return HandleIndexStats(ctx, req, res);
+  if (action == "index/{n}/drop") return HandleDropIndex(ctx, req, res);
+  if (action == "index/{n}/prewarm") return HandlePrewarmIndex(ctx, req, res);
   if (IsLaterIssueRoute(action)) {
     return SendError(res, Status::NotSupported(action + "/ is not supported yet by this server"));
   }

@@ -1,5 +1,6 @@
 // Route handlers of PROTOCOL.md, grouped by concern (routes_tables.cc: list/create/drop/
-// describe; routes_write.cc: insert; routes_read.cc: count_rows/query). The router
+// describe; routes_write.cc: insert; routes_read.cc: count_rows/query; routes_index.cc: the
+// index routes). The router
 // (router.cc) reads the body, resolves database and table, and calls these.
 // Every handler fills `res` completely: 2xx with a body, or a JSON error (http_errors.h).
 // Writes never answer 5xx once the write committed (PROTOCOL.md §0 rule 4).
@@ -41,6 +42,14 @@ void HandleDelete(ServerContext& ctx, const TableRequest& req, httplib::Response
 /// flush/ and mem_wal/describe/ (PROTOCOL.md §0 extensions, routes_mem_wal.cc).
 void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// Index routes of PROTOCOL.md §5.4 (routes_index.cc): create_index/, index/list/,
+/// index/{n}/stats/, index/{n}/drop/, index/{n}/prewarm/ ({n} = req.route.index_name). An
+/// unknown index is 404 `index_not_found`.
+void HandleCreateIndex(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleListIndexes(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleIndexStats(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleDropIndex(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandlePrewarmIndex(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 
 /// 200 with a compact JSON body.
 void SendJson(httplib::Response& res, const std::string& body);
