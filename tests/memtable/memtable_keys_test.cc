@@ -55,7 +55,8 @@ class MemTableKeys : public ::testing::Test {
     layout_ = *MakeStorageLayout(TestSchema(), {"id"});
     mt_ = *MemTable::Make(layout_.storage_schema, {.generation = 7,
                                                    .key_columns = layout_.key_columns,
-                                                   .tombstone_column = layout_.tombstone_column});
+                                                   .tombstone_column = layout_.tombstone_column,
+                                                   .indexes = {}});
   }
   StorageLayout layout_;
   std::shared_ptr<MemTable> mt_;
@@ -191,7 +192,8 @@ TEST(StorageLayout, TablesWithoutPrimaryKeyGetHiddenRowIds) {
   EXPECT_EQ(rowids.Value<uint64_t>(2), 43u);
   EXPECT_FALSE(b->column(4).BoolValue(1));
   auto mt = *MemTable::Make(layout.storage_schema, {.key_columns = layout.key_columns,
-                                                    .tombstone_column = layout.tombstone_column});
+                                                    .tombstone_column = layout.tombstone_column,
+                                                    .indexes = {}});
   ASSERT_TRUE(mt->InsertVisible({b}, 1).ok());
   std::string k;
   format::AppendUnsignedComponent(42, 8, &k);
