@@ -126,6 +126,9 @@ struct InvertedIndex::Impl {
   FtsParams params;
   std::shared_ptr<const Tokenizer> tokenizer;
 
+  // glibc's rwlock prefers readers, so a steady stream of queries could starve AddColumn:
+  // a writer first takes `gate` (new readers wait on it), then `mu` exclusively.
+  mutable std::mutex gate;
   mutable std::shared_mutex mu;
   // Guarded by mu: term -> id into postings; postings by term id; per internal document id its
   // row position and length in indexed tokens; the sum of lengths; estimated bytes.
@@ -135,6 +138,15 @@ struct InvertedIndex::Impl {
   std::vector<uint32_t> doc_lens;
   int64_t total_tokens = 0;
   int64_t memory = 0;
+
+  std::shared_lock<std::shared_mutex> ReadLock() const {
+    { std::lock_guard g(gate); }
+    return std::shared_lock(mu);
+  }
+  std::unique_lock<std::shared_mutex> WriteLock() const {
+    std::lock_guard g(gate);
+    return std::unique_lock(mu);
+  }
 
   int64_t DocBytes() const {
     return static_cast<int64_t>(doc_positions.capacity() * sizeof(int64_t) +
@@ -187,7 +199,7 @@ Status InvertedIndex::AddColumn(const arrow::Array& column, int64_t first_positi
   }
 
   Impl& m = *impl_;
-  std::unique_lock lock(m.mu);
+  auto lock = m.WriteLock();
   if (m.doc_positions.size() + docs.size() > kMaxDocs) {
     return Status::Invalid("FTS index: " + std::to_string(m.doc_positions.size() + docs.size()) +
                            " documents exceed the limit " + std::to_string(kMaxDocs));
@@ -253,7 +265,7 @@ Bm25Stats InvertedIndex::Stats(const std::vector<std::string>& terms,
                                const std::function<bool(int64_t)>& live) const {
   const Impl& m = *impl_;
   Bm25Stats s;
-  std::shared_lock lock(m.mu);
+  auto lock = m.ReadLock();
   if (!live) {
     s.num_docs = static_cast<int64_t>(m.doc_positions.size());
     s.total_tokens = m.total_tokens;
@@ -308,7 +320,7 @@ Result<std::vector<ScoredDoc>> InvertedIndex::Search(
   }
   const double avgdl = stats.avg_doc_len();
 
-  std::shared_lock lock(m.mu);
+  auto lock = m.ReadLock();
   std::vector<const PostingList*> lists(nt);
   for (size_t t = 0; t < nt; ++t) lists[t] = m.Find(terms[t]);
   std::vector<size_t> cur(nt, 0);  // cursor into lists[t]->docs
@@ -414,12 +426,12 @@ Result<std::vector<ScoredDoc>> InvertedIndex::Search(
 }
 
 int64_t InvertedIndex::num_docs() const {
-  std::shared_lock lock(impl_->mu);
+  auto lock = impl_->ReadLock();
   return static_cast<int64_t>(impl_->doc_positions.size());
 }
 
 int64_t InvertedIndex::memory_bytes() const {
-  std::shared_lock lock(impl_->mu);
+  auto lock = impl_->ReadLock();
   return impl_->memory;
 }
 
@@ -449,7 +461,7 @@ Result<std::string> InvertedIndex::Serialize() const {
   PutBytes(&out, p.base_tokenizer);
   PutBytes(&out, p.language);
 
-  std::shared_lock lock(m.mu);
+  auto lock = m.ReadLock();
   PutU64(&out, m.doc_positions.size());
   for (int64_t pos : m.doc_positions) PutU64(&out, static_cast<uint64_t>(pos));
   for (uint32_t len : m.doc_lens) PutU32(&out, len);

@@ -18,7 +18,9 @@
 // an xxhash64 checksum (layout in inverted_index.cc). Limits: 2^32-2 documents per index,
 // 2^32-1 positions per term.
 // Thread-safety: `Impl::mu` (shared_mutex) guards the postings and lengths: AddColumn takes it
-// exclusively, queries share it. Every method may be called from many threads at once.
+// exclusively (after `Impl::gate`, so a stream of queries cannot starve it), queries share it;
+// AddColumn tokenizes before taking the lock, and a column becomes visible all at once. Every
+// method may be called from many threads at once.
 #pragma once
 
 #include <cstdint>
