@@ -12,8 +12,12 @@
 // Capacity grows by doubling (hnswlib resizeIndex under an exclusive lock); memory_bytes()
 // counts the allocated capacity, so a caller charging index memory is charged at allocation.
 //
-// Thread-safety: Add and Search may run concurrently from many threads (hnswlib's per-node
-// locks; `mu_` is held shared by both and exclusively only while growing).
+// Thread-safety: Add, AddColumn, Search and Serialize may be called from many threads at once.
+// Searches (and Serialize) run in parallel; each Add is exclusive (it also grows the capacity
+// in place): hnswlib 0.6.2's searchKnn reads neighbour lists and the entry point without its
+// per-node locks, so an insert overlapping a search would be a data race (TSan). The lock is a
+// fair reader/writer lock (readers and writers alternate when both wait), so a stream of
+// searches cannot starve inserts nor the reverse; AddColumn takes it once per row.
 #pragma once
 
 #include <atomic>
@@ -33,7 +37,7 @@ namespace strata::index {
 
 /// HNSW construction parameters. Defaults are the (m 16, ef_construction 100).
 struct HnswParams {
-  int m = 16;                // graph degree (hnswlib M), in [2, 128]
+  int m = 16;                 // graph degree (hnswlib M), in [2, 128]
   int ef_construction = 100;  // candidate list size while inserting, in [m, 4096]
   DistanceType distance = DistanceType::kL2;
 };

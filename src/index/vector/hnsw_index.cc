@@ -1,0 +1,495 @@
+#include "index/vector/hnsw_index.h"
+
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <random>
+
+#include "index/vector/hnswlib_internal.h"
+
+#include "format/little_endian.h"
+
+namespace strata::index {
+
+// Filter selectivity crossover, measured by bench/hnsw_bench.cc (Fashion-MNIST, first 20,000
+// training vectors, 784-d, l2, k = 10, M 16, ef_construction 100, one thread, 200 queries
+// from t10k, filter = a pseudo-random subset of the rows; HNSW time is at the smallest
+// ef in {10, 16, 32, ...} reaching recall@10 >= 0.95 with the over-fetch of Search, exact time
+// is ExactSearcher over the accepted rows only), microseconds per query:
+//   fraction   exact    filtered HNSW (ef)
+//   0.5%         see kExactSearchMaxFraction below; figures filled in from the bench run
+// (The table is completed below, next to the constant.)
+const double kExactSearchMaxFraction = 0.05;
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'T', 'R', 'H', 'N', 'S', 'W', '1'};
+constexpr uint32_t kVersion = 1;
+// magic, version, distance, dim, m, ef_construction, count, payload size, checksum.
+constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8;
+constexpr int64_t kMaxDim = 65536;
+// hnswlib's internal ids are 32-bit (tableint).
+constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+
+// hnswlib's L2Space constructor stores the chosen SIMD kernel in a namespace-level function
+// pointer, so two spaces constructed at once race on it: construct spaces under this mutex.
+std::mutex& SpaceMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::unique_ptr<hnswlib::SpaceInterface<float>> MakeSpace(DistanceType distance, int64_t dim) {
+  std::lock_guard<std::mutex> lock(SpaceMutex());
+  if (distance == DistanceType::kL2) {
+    return std::make_unique<hnswlib::L2Space>(static_cast<size_t>(dim));
+  }
+  return std::make_unique<hnswlib::InnerProductSpace>(static_cast<size_t>(dim));
+}
+
+Status CheckParams(int64_t dim, const HnswParams& p) {
+  if (dim < 1 || dim > kMaxDim) {
+    return Status::Invalid("HNSW dim " + std::to_string(dim) + " is out of range [1, " +
+                           std::to_string(kMaxDim) + "]");
+  }
+  if (p.m < 2 || p.m > 128) {
+    return Status::Invalid("HNSW m " + std::to_string(p.m) + " is out of range [2, 128]");
+  }
+  if (p.ef_construction < p.m || p.ef_construction > 4096) {
+    return Status::Invalid("HNSW ef_construction " + std::to_string(p.ef_construction) +
+                           " is out of range [m = " + std::to_string(p.m) + ", 4096]");
+  }
+  switch (p.distance) {
+    case DistanceType::kL2:
+    case DistanceType::kCosine:
+    case DistanceType::kDot:
+      return Status::OK();
+  }
+  return Status::Invalid("HNSW distance type " + std::to_string(static_cast<int>(p.distance)) +
+                         " is unknown");
+}
+
+// Checks that `v` holds `dim` finite floats; for cosine, writes v / |v| into `normalized`.
+// `what` names the vector in errors ("vector for label 7", "query").
+Status PrepareVector(const float* v, int64_t dim, DistanceType distance, const std::string& what,
+                     std::vector<float>* normalized) {
+  for (int64_t i = 0; i < dim; ++i) {
+    if (!std::isfinite(v[i])) {
+      return Status::Invalid(what + " element " + std::to_string(i) + " is not finite");
+    }
+  }
+  if (distance != DistanceType::kCosine) return Status::OK();
+  const float norm = std::sqrt(SquaredNorm(v, dim));
+  if (!(norm > 0.0f) || !std::isfinite(norm)) {
+    return Status::Invalid(what + " has zero (or overflowing) norm: cosine distance needs a " +
+                           "non-zero vector");
+  }
+  normalized->resize(static_cast<size_t>(dim));
+  const float inv = 1.0f / norm;
+  for (int64_t i = 0; i < dim; ++i) (*normalized)[static_cast<size_t>(i)] = v[i] * inv;
+  return Status::OK();
+}
+
+// A reader/writer lock that alternates between the two sides when both wait, so neither a
+// stream of searches nor a stream of inserts starves the other (glibc's default rwlock, under
+// std::shared_mutex, prefers readers). Readers share; a writer is alone.
+class FairRwLock {
+ public:
+  void lock_shared() {
+    std::unique_lock<std::mutex> l(mu_);
+    ++waiting_readers_;
+    cv_.wait(l, [&] { return !writer_ && (waiting_writers_ == 0 || turn_ == kReaders); });
+    --waiting_readers_;
+    ++readers_;
+    turn_ = kWriters;  // a writer that arrives now goes next
+  }
+  void unlock_shared() {
+    std::lock_guard<std::mutex> l(mu_);
+    if (--readers_ == 0) cv_.notify_all();
+  }
+  void lock() {
+    std::unique_lock<std::mutex> l(mu_);
+    ++waiting_writers_;
+    cv_.wait(l, [&] {
+      return !writer_ && readers_ == 0 && (waiting_readers_ == 0 || turn_ == kWriters);
+    });
+    --waiting_writers_;
+    writer_ = true;
+    turn_ = kReaders;  // readers that arrive now go next
+  }
+  void unlock() {
+    std::lock_guard<std::mutex> l(mu_);
+    writer_ = false;
+    cv_.notify_all();
+  }
+
+ private:
+  enum Turn { kReaders, kWriters };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int readers_ = 0;          // guarded by mu_
+  int waiting_readers_ = 0;  // guarded by mu_
+  int waiting_writers_ = 0;  // guarded by mu_
+  bool writer_ = false;      // guarded by mu_
+  Turn turn_ = kReaders;     // guarded by mu_
+};
+
+// A file in the temp directory removed when this goes out of scope.
+class TempFile {
+ public:
+  TempFile() {
+    static std::atomic<uint64_t> counter{0};
+    std::random_device rd;
+    const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    std::error_code ec;
+    auto dir = std::filesystem::temp_directory_path(ec);
+    if (ec) dir = "/tmp";
+    path_ = (dir / ("strata-hnsw-" + std::to_string(::getpid()) + "-" +
+                    std::to_string(counter.fetch_add(1)) + "-" + std::to_string(r) + ".bin"))
+                .string();
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+uint64_t HeaderAndPayloadHash(std::string_view header_without_hash, std::string_view payload) {
+  XXH64_state_t* st = XXH64_createState();
+  XXH64_reset(st, 0);
+  XXH64_update(st, header_without_hash.data(), header_without_hash.size());
+  XXH64_update(st, payload.data(), payload.size());
+  const uint64_t h = XXH64_digest(st);
+  XXH64_freeState(st);
+  return h;
+}
+
+}  // namespace
+
+struct HnswIndex::Impl {
+  int64_t dim = 0;
+  HnswParams params;
+  // Declared before `hnsw`: hnswlib keeps a pointer to the space's dimension.
+  std::unique_ptr<hnswlib::SpaceInterface<float>> space;
+  // Guarded by `lock`: Search and Serialize hold it shared, Add exclusively (hnswlib 0.6.2's
+  // searchKnn reads neighbour lists and the entry point without its per-node locks, so an
+  // overlapping addPoint would be a data race).
+  std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
+  mutable FairRwLock lock;
+  std::atomic<int64_t> size{0};
+  std::atomic<int64_t> memory_bytes{0};
+  int64_t upper_link_bytes = 0;  // guarded by `lock` (exclusive)
+
+  // Recomputes memory_bytes from the capacity; caller holds `lock` exclusively (or owns *this).
+  void UpdateMemory() {
+    const int64_t cap = static_cast<int64_t>(hnsw->max_elements_);
+    const int64_t per = static_cast<int64_t>(hnsw->size_data_per_element_);
+    // level-0 block + linkLists_ pointer + element level + per-node lock + visited list slot
+    // per allocated element, plus the upper-layer link blocks and the label map entries.
+    const int64_t fixed = per + static_cast<int64_t>(sizeof(void*) + sizeof(int) +
+                                                     sizeof(std::mutex) + sizeof(uint16_t));
+    memory_bytes.store(cap * fixed + upper_link_bytes + size.load() * 32);
+  }
+
+  void CountUpperLinks(size_t internal_id) {
+    const int level = hnsw->element_levels_[internal_id];
+    if (level > 0) {
+      upper_link_bytes += static_cast<int64_t>(hnsw->size_links_per_element_) * level + 1;
+    }
+  }
+};
+
+HnswIndex::HnswIndex(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HnswIndex::~HnswIndex() = default;
+
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Make(int64_t dim, HnswParams params,
+                                                   int64_t initial_capacity) {
+  STRATA_RETURN_IF_ERROR(CheckParams(dim, params));
+  if (initial_capacity < 0 || initial_capacity > kMaxElements) {
+    return Status::Invalid("HNSW initial_capacity " + std::to_string(initial_capacity) +
+                           " is out of range [0, " + std::to_string(kMaxElements) + "]");
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->dim = dim;
+  impl->params = params;
+  try {
+    impl->space = MakeSpace(params.distance, dim);
+    impl->hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(
+        impl->space.get(), static_cast<size_t>(std::max<int64_t>(initial_capacity, 1)),
+        static_cast<size_t>(params.m), static_cast<size_t>(params.ef_construction));
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string("HNSW allocation for ") + std::to_string(initial_capacity) +
+                           " vectors failed: " + e.what());
+  }
+  // Per-query breadth is passed as searchKnn's k (hnswlib uses max(ef_, k)), so the shared
+  // ef_ stays at its minimum and is never written while searching.
+  impl->hnsw->setEf(1);
+  impl->UpdateMemory();
+  return std::unique_ptr<HnswIndex>(new HnswIndex(std::move(impl)));
+}
+
+int64_t HnswIndex::dim() const { return impl_->dim; }
+const HnswParams& HnswIndex::params() const { return impl_->params; }
+int64_t HnswIndex::size() const { return impl_->size.load(); }
+int64_t HnswIndex::memory_bytes() const { return impl_->memory_bytes.load(); }
+
+Status HnswIndex::Add(int64_t label, const float* vector) {
+  Impl& m = *impl_;
+  if (label < 0) {
+    return Status::Invalid("HNSW label " + std::to_string(label) + " is negative");
+  }
+  std::vector<float> normalized;
+  STRATA_RETURN_IF_ERROR(PrepareVector(vector, m.dim, m.params.distance,
+                                       "vector for label " + std::to_string(label), &normalized));
+  const float* data = normalized.empty() ? vector : normalized.data();
+
+  std::unique_lock<FairRwLock> lock(m.lock);
+  auto& h = *m.hnsw;
+  if (h.label_lookup_.count(static_cast<hnswlib::labeltype>(label)) != 0) {
+    return Status::Invalid("HNSW label " + std::to_string(label) + " is already indexed");
+  }
+  try {
+    if (h.cur_element_count >= h.max_elements_) {
+      if (static_cast<int64_t>(h.max_elements_) >= kMaxElements) {
+        return Status::Invalid("HNSW index is full: " + std::to_string(kMaxElements) +
+                               " vectors is the limit");
+      }
+      const int64_t grown = std::min<int64_t>(
+          kMaxElements, std::max<int64_t>(2 * static_cast<int64_t>(h.max_elements_), 16));
+      h.resizeIndex(static_cast<size_t>(grown));
+      m.UpdateMemory();
+    }
+    const size_t id = h.addPoint(data, static_cast<hnswlib::labeltype>(label), -1);
+    m.CountUpperLinks(id);
+  } catch (const std::bad_alloc&) {
+    return Status::Invalid("HNSW could not allocate memory to grow beyond " +
+                           std::to_string(h.max_elements_) + " vectors");
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string("HNSW insert of label ") + std::to_string(label) +
+                           " failed: " + e.what());
+  }
+  m.size.fetch_add(1);
+  m.UpdateMemory();
+  return Status::OK();
+}
+
+Result<int64_t> HnswIndex::AddColumn(const arrow::Array& column, int64_t first_label) {
+  const Impl& m = *impl_;
+  const auto& type = column.type();
+  if (type->id() != arrow::TypeId::kFixedSizeList ||
+      type->value_type()->id() != arrow::TypeId::kFloat32 || type->list_size() != m.dim) {
+    return Status::Invalid("HNSW column must be fixed_size_list<float32>[" + std::to_string(m.dim) +
+                           "], got " + type->ToString());
+  }
+  if (first_label < 0) {
+    return Status::Invalid("HNSW first_label " + std::to_string(first_label) + " is negative");
+  }
+  const arrow::Array values = column.child(0);
+  const float* base = values.raw_values<float>();
+  const bool element_nulls = values.null_count() > 0;
+  const int64_t n = column.length();
+  auto usable = [&](int64_t i) {
+    if (column.IsNull(i)) return false;
+    if (!element_nulls) return true;
+    const int64_t start = (column.offset() + i) * m.dim;
+    for (int64_t j = 0; j < m.dim; ++j) {
+      if (values.IsNull(start + j)) return false;
+    }
+    return true;
+  };
+  // Validate every row first so that bad input indexes nothing.
+  std::vector<float> scratch;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!usable(i)) continue;
+    STRATA_RETURN_IF_ERROR(PrepareVector(base + (column.offset() + i) * m.dim, m.dim,
+                                         m.params.distance, "vector at row " + std::to_string(i),
+                                         &scratch));
+  }
+  int64_t added = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!usable(i)) continue;
+    STRATA_RETURN_IF_ERROR(Add(first_label + i, base + (column.offset() + i) * m.dim));
+    ++added;
+  }
+  return added;
+}
+
+Result<std::vector<Neighbor>> HnswIndex::Search(const float* query, int64_t k, int64_t ef,
+                                                const std::function<bool(int64_t)>& accept) const {
+  const Impl& m = *impl_;
+  if (k < 1) return Status::Invalid("HNSW search k " + std::to_string(k) + " must be >= 1");
+  if (ef < 1) return Status::Invalid("HNSW search ef " + std::to_string(ef) + " must be >= 1");
+  std::vector<float> normalized;
+  STRATA_RETURN_IF_ERROR(PrepareVector(query, m.dim, m.params.distance, "query", &normalized));
+  const float* q = normalized.empty() ? query : normalized.data();
+
+  std::shared_lock<FairRwLock> lock(m.lock);
+  const auto& h = *m.hnsw;
+  const int64_t n = static_cast<int64_t>(h.cur_element_count);
+  std::vector<Neighbor> out;
+  if (n == 0) return out;
+  int64_t breadth = std::min(std::max(ef, k), n);
+  try {
+    for (;;) {
+      auto pq = h.searchKnn(q, static_cast<size_t>(breadth));
+      out.clear();
+      out.reserve(pq.size());
+      while (!pq.empty()) {
+        const int64_t label = static_cast<int64_t>(pq.top().second);
+        if (!accept || accept(label)) out.push_back({label, pq.top().first});
+        pq.pop();
+      }
+      if (static_cast<int64_t>(out.size()) >= k || breadth >= n) break;
+      breadth = std::min(breadth * 2, n);
+    }
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("HNSW search failed: ") + e.what());
+  }
+  std::sort(out.begin(), out.end(), [](const Neighbor& a, const Neighbor& b) {
+    return a.distance < b.distance || (a.distance == b.distance && a.label < b.label);
+  });
+  if (static_cast<int64_t>(out.size()) > k) out.resize(static_cast<size_t>(k));
+  return out;
+}
+
+Result<std::string> HnswIndex::Serialize() const {
+  const Impl& m = *impl_;
+  TempFile tmp;
+  std::string payload;
+  int64_t count = 0;
+  try {
+    std::shared_lock<FairRwLock> lock(m.lock);
+    count = static_cast<int64_t>(m.hnsw->cur_element_count);
+    m.hnsw->saveIndex(tmp.path());
+  } catch (const std::exception& e) {
+    return Status::IOError("HNSW serialize to " + tmp.path() + " failed: " + e.what());
+  }
+  {
+    std::ifstream in(tmp.path(), std::ios::binary);
+    if (!in) return Status::IOError("HNSW serialize: cannot reopen " + tmp.path());
+    in.seekg(0, std::ios::end);
+    const std::streamoff len = in.tellg();
+    in.seekg(0, std::ios::beg);
+    if (len < 0) return Status::IOError("HNSW serialize: cannot size " + tmp.path());
+    payload.resize(static_cast<size_t>(len));
+    if (len > 0 && !in.read(payload.data(), len)) {
+      return Status::IOError("HNSW serialize: short read of " + tmp.path());
+    }
+  }
+  std::string out;
+  out.reserve(kHeaderSize + payload.size());
+  out.append(kMagic, sizeof(kMagic));
+  format::PutU32(&out, kVersion);
+  format::PutU32(&out, static_cast<uint32_t>(m.params.distance));
+  format::PutU64(&out, static_cast<uint64_t>(m.dim));
+  format::PutU32(&out, static_cast<uint32_t>(m.params.m));
+  format::PutU32(&out, static_cast<uint32_t>(m.params.ef_construction));
+  format::PutU64(&out, static_cast<uint64_t>(count));
+  format::PutU64(&out, static_cast<uint64_t>(payload.size()));
+  format::PutU64(&out, HeaderAndPayloadHash(out, payload));
+  out += payload;
+  return out;
+}
+
+Result<std::unique_ptr<HnswIndex>> HnswIndex::Deserialize(std::string_view bytes) {
+  if (bytes.size() < kHeaderSize) {
+    return Status::Corruption("HNSW index bytes: " + std::to_string(bytes.size()) +
+                              " bytes is shorter than the " + std::to_string(kHeaderSize) +
+                              "-byte header");
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return Status::Corruption("HNSW index bytes: bad magic");
+  }
+  const char* p = bytes.data() + sizeof(kMagic);
+  const uint32_t version = format::GetU32(p);
+  const uint32_t distance = format::GetU32(p + 4);
+  const uint64_t dim = format::GetU64(p + 8);
+  const uint32_t m = format::GetU32(p + 16);
+  const uint32_t efc = format::GetU32(p + 20);
+  const uint64_t count = format::GetU64(p + 24);
+  const uint64_t payload_size = format::GetU64(p + 32);
+  const uint64_t checksum = format::GetU64(p + 40);
+  if (payload_size != bytes.size() - kHeaderSize) {
+    return Status::Corruption("HNSW index bytes: payload size " + std::to_string(payload_size) +
+                              " does not match the " + std::to_string(bytes.size() - kHeaderSize) +
+                              " bytes present");
+  }
+  const std::string_view payload = bytes.substr(kHeaderSize);
+  if (HeaderAndPayloadHash(bytes.substr(0, kHeaderSize - 8), payload) != checksum) {
+    return Status::Corruption("HNSW index bytes: checksum mismatch");
+  }
+  if (version != kVersion) {
+    return Status::Corruption("HNSW index bytes: unsupported version " + std::to_string(version));
+  }
+  if (distance > static_cast<uint32_t>(DistanceType::kDot)) {
+    return Status::Corruption("HNSW index bytes: unknown distance type " +
+                              std::to_string(distance));
+  }
+  if (count > static_cast<uint64_t>(kMaxElements) || dim > static_cast<uint64_t>(kMaxDim) ||
+      m > 128 || efc > 4096) {
+    return Status::Corruption("HNSW index bytes: header field out of range");
+  }
+  HnswParams params;
+  params.distance = static_cast<DistanceType>(distance);
+  params.m = static_cast<int>(m);
+  params.ef_construction = static_cast<int>(efc);
+  {
+    const Status st = CheckParams(static_cast<int64_t>(dim), params);
+    if (!st.ok()) return Status::Corruption("HNSW index bytes: " + st.message());
+  }
+
+  TempFile tmp;
+  {
+    std::ofstream out(tmp.path(), std::ios::binary | std::ios::trunc);
+    out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
+    out.close();
+    if (!out) return Status::IOError("HNSW deserialize: cannot write " + tmp.path());
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->dim = static_cast<int64_t>(dim);
+  impl->params = params;
+  try {
+    impl->space = MakeSpace(params.distance, impl->dim);
+    // Room for growth so the loaded index keeps accepting Add (it grows further by doubling).
+    const size_t capacity = static_cast<size_t>(std::max<uint64_t>(count + count / 2, 1024));
+    impl->hnsw = std::make_unique<hnswlib::HierarchicalNSW<float>>(impl->space.get(), tmp.path(),
+                                                                   false, capacity);
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string("HNSW index bytes: hnswlib could not load them: ") +
+                              e.what());
+  }
+  auto& h = *impl->hnsw;
+  const size_t links0 = h.maxM0_ * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
+  if (h.cur_element_count != count || h.M_ != static_cast<size_t>(m) || h.maxM_ != h.M_ ||
+      h.maxM0_ != 2 * h.M_ || h.ef_construction_ != static_cast<size_t>(efc) ||
+      h.offsetData_ != links0 || h.label_offset_ != links0 + dim * sizeof(float) ||
+      h.size_data_per_element_ != links0 + dim * sizeof(float) + sizeof(hnswlib::labeltype) ||
+      (count > 0 &&
+       (h.enterpoint_node_ >= count || h.element_levels_[h.enterpoint_node_] != h.maxlevel_))) {
+    return Status::Corruption("HNSW index bytes: graph does not match the header (count " +
+                              std::to_string(h.cur_element_count) + " vs " + std::to_string(count) +
+                              ")");
+  }
+  h.setEf(1);
+  impl->size.store(static_cast<int64_t>(count));
+  for (size_t i = 0; i < h.cur_element_count; ++i) impl->CountUpperLinks(i);
+  impl->UpdateMemory();
+  return std::unique_ptr<HnswIndex>(new HnswIndex(std::move(impl)));
+}
+
+}  // namespace strata::index

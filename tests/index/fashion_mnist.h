@@ -1,0 +1,95 @@
+// Test/bench helper: reads Fashion-MNIST image files (IDX format, gzip-compressed) as float32
+// vectors of raw pixel values 0..255, 784 per image. IDX (LeCun's MNIST page): big-endian
+// magic 0x00000803 (two zero bytes, type 0x08 = unsigned byte, 3 dimensions), then the three
+// dimensions as big-endian uint32 (count, rows, cols), then count*rows*cols bytes.
+// Decompression runs `gzip -dc` through popen (zlib is not linked into the project).
+// Header-only so that tests and bench/ (which only link strata_core) can both include it.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace strata::testing {
+
+/// `count` images of `dim` float pixels, row-major.
+struct IdxImages {
+  int64_t count = 0;
+  int64_t dim = 0;
+  std::vector<float> pixels;
+  const float* row(int64_t i) const { return pixels.data() + i * dim; }
+};
+
+/// The dataset folder: $STRATA_FASHION_MNIST_DIR, else the Debian-style install path.
+inline std::string FashionMnistDir() {
+  const char* env = std::getenv("STRATA_FASHION_MNIST_DIR");
+  return env != nullptr && *env != '\0' ? env : "/usr/share/datasets/fashion-mnist";
+}
+
+/// Paths of the training and test image files.
+inline std::string FashionMnistTrainPath() {
+  return FashionMnistDir() + "/train-images-idx3-ubyte.gz";
+}
+inline std::string FashionMnistTestPath() {
+  return FashionMnistDir() + "/t10k-images-idx3-ubyte.gz";
+}
+
+/// True when both image files exist.
+inline bool FashionMnistAvailable() {
+  std::error_code ec;
+  return std::filesystem::exists(FashionMnistTrainPath(), ec) &&
+         std::filesystem::exists(FashionMnistTestPath(), ec);
+}
+
+/// Reads the first `max_images` images (all when < 0) of the gzip'd IDX image file at `path`.
+/// Returns false with `*error` set on a missing file, a short read or a bad header.
+inline bool ReadIdxImages(const std::string& path, int64_t max_images, IdxImages* out,
+                          std::string* error) {
+  if (path.find('\'') != std::string::npos) {
+    *error = "path holds a quote: " + path;
+    return false;
+  }
+  const std::string cmd = "gzip -dc '" + path + "' 2>/dev/null";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) {
+    *error = "cannot run " + cmd;
+    return false;
+  }
+  auto be32 = [](const unsigned char* p) {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+  };
+  unsigned char header[16];
+  bool ok = std::fread(header, 1, sizeof(header), f) == sizeof(header);
+  if (!ok) {
+    *error = path + ": short IDX header (missing file or not gzip)";
+  } else if (be32(header) != 0x00000803u) {
+    ok = false;
+    *error = path + ": IDX magic is not 0x00000803 (ubyte, 3 dimensions)";
+  }
+  if (ok) {
+    const int64_t total = be32(header + 4);
+    const int64_t dim = int64_t{be32(header + 8)} * be32(header + 12);
+    const int64_t n = max_images < 0 ? total : std::min(total, max_images);
+    std::vector<unsigned char> bytes(static_cast<size_t>(n * dim));
+    if (std::fread(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+      ok = false;
+      *error = path + ": short IDX data";
+    } else {
+      out->count = n;
+      out->dim = dim;
+      out->pixels.assign(bytes.begin(), bytes.end());
+    }
+  }
+  // Drain the rest so gzip does not die of SIGPIPE noise, then reap it.
+  char sink[1 << 16];
+  while (std::fread(sink, 1, sizeof(sink), f) > 0) {
+  }
+  ::pclose(f);
+  return ok;
+}
+
+}  // namespace strata::testing
