@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "arrow/compute/gather.h"
+#include "index/vector/exact_search.h"
+#include "index/vector/hnsw_index.h"
 #include "query/result_columns.h"
+#include "query/source_rows.h"
 
 namespace strata::query {
 
@@ -32,6 +36,131 @@ bool IsVectorLike(const arrow::DataType& type) {
   return type.id() == arrow::TypeId::kFixedSizeList && type.value_type()->is_floating();
 }
 
+// One candidate of the per-source search.
+struct SourceCandidate {
+  float distance;
+  uint32_t source;
+  int64_t position;
+};
+
+// Merge order: distance, then older source, then lower position.
+inline bool SourceBetter(const SourceCandidate& a, const SourceCandidate& b) {
+  if (a.distance != b.distance) return a.distance < b.distance;
+  if (a.source != b.source) return a.source < b.source;
+  return a.position < b.position;
+}
+
+std::string FormatFraction(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", f);
+  return buf;
+}
+
+// The per-source algorithm of vector_search.h over snapshot.shard.
+Result<QueryResult> SearchSources(const table::TableSnapshot& snapshot,
+                                  const VectorSearchOptions& options, int vcol, int64_t dim,
+                                  const Projection& projection,
+                                  const std::optional<BoundPredicate>& filter) {
+  const shard::ShardSnapshot& shard = *snapshot.shard;
+  const std::string& vname = snapshot.schema->field(vcol)->name;
+  const int num_user_fields = snapshot.schema->num_fields();
+  int64_t want = options.k;
+  if (options.offset > std::numeric_limits<int64_t>::max() - want) {
+    want = std::numeric_limits<int64_t>::max();
+  } else {
+    want += options.offset;
+  }
+  STRATA_ASSIGN_OR_RETURN(index::ExactSearcher searcher,
+                          index::ExactSearcher::Make(options.query.data(), dim, options.distance));
+  // The HNSW definition on this column, if any (to explain sources that lack it).
+  const index::IndexSpec* hnsw_spec = nullptr;
+  for (const index::IndexSpec& spec : shard.index_specs) {
+    if (spec.kind == index::IndexKind::kHnsw && spec.column == vname) hnsw_spec = &spec;
+  }
+
+  QueryResult result;
+  std::vector<SourceCandidate> candidates;
+  for (size_t s = 0; s < shard.sources.size(); ++s) {
+    const shard::SourceView& source = shard.sources[s];
+    const AcceptedRows accepted(source, filter ? &*filter : nullptr);
+    if (accepted.count() == 0) {
+      result.plan.push_back(source.name + ": skipped, " +
+                            (source.live_rows == 0 ? std::string("no live rows")
+                                                   : std::string("no live row passes the filter")));
+      continue;
+    }
+    const int64_t source_want = std::min(want, accepted.count());
+    const auto accept = [&accepted](int64_t label) { return accepted.Test(label); };
+    const index::ColumnIndex* ci =
+        options.bypass_vector_index ? nullptr : source.FindIndex(vcol, index::IndexKind::kHnsw);
+    std::string why_exact;
+    if (options.bypass_vector_index) {
+      why_exact = "bypass_vector_index";
+    } else if (ci == nullptr || ci->hnsw() == nullptr) {
+      why_exact = hnsw_spec == nullptr
+                      ? "no HNSW on '" + vname + "'"
+                      : "HNSW '" + hnsw_spec->name + "' not built for this source yet";
+    } else if (ci->spec().hnsw.distance != options.distance) {
+      why_exact = "HNSW '" + ci->spec().name + "' uses " +
+                  DistanceTypeName(ci->spec().hnsw.distance) + ", the query " +
+                  DistanceTypeName(options.distance);
+    } else if (static_cast<double>(accepted.count()) <
+               index::kExactSearchMaxFraction * static_cast<double>(source.num_rows)) {
+      why_exact = "HNSW '" + ci->spec().name + "' skipped: " + std::to_string(accepted.count()) +
+                  " of " + std::to_string(source.num_rows) + " rows accepted (< " +
+                  FormatFraction(index::kExactSearchMaxFraction) + ")";
+    }
+    if (why_exact.empty()) {
+      const int64_t ef = options.ef.value_or(index::DefaultEf(source_want));
+      STRATA_ASSIGN_OR_RETURN(std::vector<index::Neighbor> found,
+                              ci->hnsw()->Search(options.query.data(), source_want, ef, accept));
+      for (const index::Neighbor& n : found) {
+        // The index may hold rows newer than the snapshot: accept() already rejected them.
+        candidates.push_back({n.distance, static_cast<uint32_t>(s), n.label});
+      }
+      result.plan.push_back(source.name + ": HNSW '" + ci->spec().name +
+                            "' ef=" + std::to_string(std::max(ef, source_want)) + ", " +
+                            std::to_string(found.size()) + " candidates" +
+                            (filter ? " (filtered)" : ""));
+      continue;
+    }
+    index::TopK top(source_want);
+    for (size_t b = 0; b < source.batches.size(); ++b) {
+      STRATA_RETURN_IF_ERROR(
+          searcher.Scan(source.batches[b]->column(vcol), source.batch_starts[b], &top, accept));
+    }
+    for (const index::Neighbor& n : top.Sorted()) {
+      candidates.push_back({n.distance, static_cast<uint32_t>(s), n.label});
+    }
+    result.plan.push_back(source.name + ": exact scan of " + std::to_string(accepted.count()) +
+                          " rows (" + why_exact + ")");
+  }
+
+  std::sort(candidates.begin(), candidates.end(), SourceBetter);
+  const size_t skip = static_cast<size_t>(
+      std::min<int64_t>(options.offset, static_cast<int64_t>(candidates.size())));
+  const size_t end = static_cast<size_t>(
+      std::min<int64_t>(static_cast<int64_t>(candidates.size()),
+                        static_cast<int64_t>(skip) + std::min<int64_t>(options.k, 1ll << 40)));
+  std::vector<SourceHit> hits;
+  std::vector<float> distances;
+  for (size_t r = skip; r < end; ++r) {
+    hits.push_back({candidates[r].source, candidates[r].position});
+    distances.push_back(candidates[r].distance);
+  }
+  const int64_t out_rows = static_cast<int64_t>(hits.size());
+  STRATA_ASSIGN_OR_RETURN(std::vector<arrow::ArrayDataPtr> columns,
+                          GatherSourceRows(shard, projection, hits));
+  columns.push_back(MakeFloat32Values(distances));
+  if (options.with_row_id) {
+    columns.push_back(MakeUInt64Array(SourceRowIds(shard, num_user_fields, hits)));
+  }
+  result.schema = OutputSchema(projection, /*with_distance=*/true, options.with_row_id);
+  result.num_rows = out_rows;
+  result.batches.push_back(
+      std::make_shared<arrow::RecordBatch>(result.schema, out_rows, std::move(columns)));
+  return result;
+}
 }  // namespace
 
 Result<int> ResolveVectorColumn(const arrow::Schema& schema, const std::string& name) {
@@ -101,6 +230,17 @@ Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
   std::optional<BoundPredicate> filter;
   if (options.filter) {
     STRATA_ASSIGN_OR_RETURN(filter, BindPredicate(*options.filter, *snapshot.schema));
+  }
+  if (options.ef && *options.ef < 1) {
+    return Status::Invalid("ef must be >= 1, got " + std::to_string(*options.ef));
+  }
+  if (options.distance == DistanceType::kCosine &&
+      index::SquaredNorm(options.query.data(), dim) == 0.0f) {
+    return Status::Invalid(
+        "vector: the query vector is all zeros, which has no cosine distance; use l2 or dot");
+  }
+  if (snapshot.shard) {
+    return SearchSources(snapshot, options, vcol, dim, projection, filter);
   }
 
   // Keep the best `want` = k + offset (saturating, at most the row count).

@@ -54,11 +54,11 @@ struct VectorSearchOptions {
 /// scan; candidates that are not live (superseded by a newer version of their key, or
 /// tombstones) are skipped; the per-source top lists are merged by distance (ties: older
 /// source, then lower position first). QueryResult::plan names each source and what it used.
-/// Errors (Invalid, naming the field): k < 1, offset < 0, empty query, a NaN or infinite
-/// query element (its index), dimension mismatch (both dimensions), unknown vector column,
-/// no or several candidate vector columns (listing them), a column that is not
-/// fixed_size_list<float32> (NotSupported for other element types), unknown projected column,
-/// a filter that does not bind.
+/// Errors (Invalid, naming the field): k < 1, offset < 0, ef < 1, empty query, a NaN or
+/// infinite query element (its index), an all-zero query under cosine, dimension mismatch (both
+/// dimensions), unknown vector column, no or several candidate vector columns (listing them), a
+/// column that is not fixed_size_list<float32> (NotSupported for other element types), unknown
+/// projected column, a filter that does not bind.
 Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
                                  const VectorSearchOptions& options);
 

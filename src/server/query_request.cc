@@ -191,15 +191,115 @@ Result<std::vector<float>> GetVector(const json& v) {
   return out;
 }
 
+// A number that must equal `expected` when present (structured FTS options we do not vary).
+Status RequireNumber(const json& j, const char* key, double expected, const char* where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::OK();
+  if (!it->is_number()) {
+    return Status::Invalid(std::string(where) + "." + key + " must be a number, got " + Got(*it));
+  }
+  if (it->get<double>() != expected) {
+    return Status::NotSupported(std::string(where) + "." + key + " " + Got(*it) +
+                                " is not supported yet (only " + Got(json(expected)) + ")");
+  }
+  return Status::OK();
+}
+
+// "column" of a structured query: null = every FTS column.
+Result<std::vector<std::string>> GetFtsColumn(const json& q, const char* where) {
+  auto it = q.find("column");
+  if (it == q.end() || it->is_null()) return std::vector<std::string>{};
+  if (!it->is_string()) {
+    return Status::Invalid(std::string(where) + ".column must be a string or null, got " +
+                           Got(*it));
+  }
+  return std::vector<std::string>{it->get<std::string>()};
+}
+
+Result<std::string> GetTerms(const json& q, const char* where) {
+  auto it = q.find("terms");
+  if (it == q.end() || !it->is_string()) {
+    return Status::Invalid(std::string(where) + ".terms must be a string, got " +
+                           (it == q.end() ? std::string("nothing") : Got(*it)));
+  }
+  return it->get<std::string>();
+}
+
+// full_text_query: {"columns": [..], "query": "text"} (legacy) or {"query": {match|phrase}}.
+Result<query::FtsSearchOptions> GetFullTextQuery(const json& f) {
+  if (!f.is_object()) {
+    return Status::Invalid("full_text_query must be an object, got " + Got(f));
+  }
+  query::FtsSearchOptions o;
+  auto qit = f.find("query");
+  if (qit == f.end() || qit->is_null()) {
+    return Status::Invalid("full_text_query.query is required (the query text or a query object)");
+  }
+  if (qit->is_string()) {
+    o.query.kind = index::FtsQuery::Kind::kMatch;
+    o.query.text = qit->get<std::string>();
+    auto cit = f.find("columns");
+    if (cit != f.end() && !cit->is_null()) {
+      if (!cit->is_array()) {
+        return Status::Invalid("full_text_query.columns must be an array of column names, got " +
+                               Got(*cit));
+      }
+      for (const auto& c : *cit) {
+        if (!c.is_string()) {
+          return Status::Invalid("full_text_query.columns must hold column names, got " + Got(c));
+        }
+        o.columns.push_back(c.get<std::string>());
+      }
+    }
+    return o;
+  }
+  if (!qit->is_object()) {
+    return Status::Invalid("full_text_query.query must be a string or an object, got " + Got(*qit));
+  }
+  if (qit->size() != 1) {
+    return Status::Invalid(
+        "full_text_query.query must hold exactly one query kind (match or phrase), got " +
+        std::to_string(qit->size()) + " keys");
+  }
+  const std::string kind = qit->begin().key();
+  const json& q = qit->begin().value();
+  if (kind != "match" && kind != "phrase") {
+    return Status::NotSupported("full_text_query.query." + kind +
+                                " is not supported yet (only match and phrase queries are)");
+  }
+  const std::string where = "full_text_query.query." + kind;
+  if (!q.is_object()) return Status::Invalid(where + " must be an object, got " + Got(q));
+  STRATA_ASSIGN_OR_RETURN(o.query.text, GetTerms(q, where.c_str()));
+  STRATA_ASSIGN_OR_RETURN(o.columns, GetFtsColumn(q, where.c_str()));
+  if (kind == "match") {
+    o.query.kind = index::FtsQuery::Kind::kMatch;
+    STRATA_RETURN_IF_ERROR(RequireNumber(q, "boost", 1.0, where.c_str()));
+    STRATA_RETURN_IF_ERROR(RequireNumber(q, "fuzziness", 0.0, where.c_str()));
+    // max_expansions and prefix_length only shape fuzzy matching (fuzziness 0: no effect).
+    auto op = q.find("operator");
+    if (op != q.end() && !op->is_null()) {
+      const std::string v = op->is_string() ? op->get<std::string>() : std::string();
+      if (v == "Or" || v == "or" || v == "OR") {
+        o.query.require_all = false;
+      } else if (v == "And" || v == "and" || v == "AND") {
+        o.query.require_all = true;
+      } else {
+        return Status::Invalid(where + ".operator must be \"Or\" or \"And\", got " + Got(*op));
+      }
+    }
+  } else {
+    o.query.kind = index::FtsQuery::Kind::kPhrase;
+    STRATA_RETURN_IF_ERROR(RequireNumber(q, "slop", 0.0, where.c_str()));
+  }
+  return o;
+}
+
 }  // namespace
 
 Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   STRATA_ASSIGN_OR_RETURN(json j, ParseObject(body, "query", /*allow_empty=*/false));
   QueryRequest req;
   STRATA_ASSIGN_OR_RETURN(req.version, GetVersion(j));
-  if (!IsNull(j, "full_text_query")) {
-    return Status::NotSupported("full_text_query: full-text search is not supported yet");
-  }
   if (!IsNull(j, "order_by")) return Status::NotSupported("order_by is not supported yet");
   if (!IsNull(j, "lower_bound") || !IsNull(j, "upper_bound")) {
     return Status::NotSupported("lower_bound/upper_bound (distance range) is not supported yet");
@@ -217,10 +317,31 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   STRATA_ASSIGN_OR_RETURN(std::optional<std::string> distance_type, GetString(j, "distance_type"));
   STRATA_ASSIGN_OR_RETURN(std::optional<std::string> vector_column, GetString(j, "vector_column"));
 
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> ef, GetInt(j, "ef", 1));
+  STRATA_ASSIGN_OR_RETURN(bool bypass_vector_index, GetBool(j, "bypass_vector_index", false));
+
   auto vit = j.find("vector");
   const bool has_vector = vit != j.end() && !vit->is_null() && !(vit->is_array() && vit->empty());
   if (vit != j.end() && !vit->is_null() && !vit->is_array()) {
     return Status::Invalid("vector must be an array of numbers, got " + Got(*vit));
+  }
+  if (!IsNull(j, "full_text_query")) {
+    if (has_vector) {
+      return Status::NotSupported(
+          "full_text_query together with vector (server-side hybrid search) is not supported; "
+          "send the vector and the full-text query as two queries");
+    }
+    STRATA_ASSIGN_OR_RETURN(query::FtsSearchOptions fts, GetFullTextQuery(j["full_text_query"]));
+    if (k && *k < 1) {
+      return Status::Invalid("k must be >= 1 for a full-text search, got " + std::to_string(*k));
+    }
+    if (k) fts.k = *k;
+    if (offset) fts.offset = *offset;
+    fts.columns_out = std::move(columns);
+    fts.filter = std::move(filter);
+    fts.with_row_id = with_row_id;
+    req.plan = std::move(fts);
+    return req;
   }
   if (!has_vector) {
     if (k && *k < 0) {
@@ -251,6 +372,8 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
     STRATA_ASSIGN_OR_RETURN(vs.distance, query::ParseDistanceType(*distance_type));
   }
   if (vector_column) vs.column = *vector_column;
+  vs.ef = ef;
+  vs.bypass_vector_index = bypass_vector_index;
   vs.columns = std::move(columns);
   vs.filter = std::move(filter);
   vs.with_row_id = with_row_id;

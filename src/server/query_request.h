@@ -2,9 +2,15 @@
 // query/: k (int64, i64 max = no limit), vector ([] = plain scan, [f64...] = vector search),
 // distance_type, columns (array of names, or an object {alias: column} whose values are plain
 // column references), offset, filter (`column = literal` only), with_row_id, vector_column,
-// version; vector-only tuning keys (nprobes, ef, refine_factor, ...) are accepted and ignored.
+// version, ef (null or int >= 1: HNSW search breadth), bypass_vector_index; the other
+// vector-only tuning keys (nprobes, refine_factor, ...) are accepted and ignored.
+// full_text_query (a full-text search; not together with a vector) in the legacy shape
+// {"columns": [..], "query": "text"} (OR match; [] = every FTS column) or the structured shape
+// {"query": {"match": {"terms", "column"?, "operator": "Or"|"And", "boost": 1, "fuzziness": 0,
+// ...}}} / {"query": {"phrase": {"terms", "column"?, "slop": 0}}}; k defaults to 10.
 // Unsupported features are rejected (NotSupported, HTTP 400) instead of being ignored:
-// full_text_query, order_by, multi-vector queries, dynamic projections, lower/upper_bound.
+// order_by, multi-vector queries, dynamic projections, lower/upper_bound, the structured FTS
+// queries multi_match / boost / boolean, fuzziness != 0, boost != 1, slop != 0.
 // Bodies nesting deeper than kMaxJsonDepth (common/json_guard.h) are rejected before parsing;
 // malformed JSON is Invalid naming the parser's byte position; invalid values are described by
 // JSON type (arrays/objects) or a capped excerpt, never echoed whole. k must be >= 0 for a
@@ -19,20 +25,23 @@
 #include <variant>
 
 #include "common/status.h"
+#include "query/fts_search.h"
 #include "query/predicate.h"
 #include "query/scan.h"
 #include "query/vector_search.h"
 
 namespace strata::server {
 
-/// A parsed query/ body: a plain scan or a vector search, plus the requested version.
+/// A parsed query/ body: a plain scan, a vector search or a full-text search, plus the
+/// requested version.
 struct QueryRequest {
-  std::variant<query::ScanOptions, query::VectorSearchOptions> plan;
+  std::variant<query::ScanOptions, query::VectorSearchOptions, query::FtsSearchOptions> plan;
   std::optional<uint64_t> version;
 };
 
 /// Parses a query/ body. Errors: Invalid naming the key and what was expected; NotSupported
-/// for query features that later issues add (SQL filters, full-text search, multi-vector).
+/// for query features that later issues add (SQL filters, structured FTS queries other than
+/// match and phrase, multi-vector).
 Result<QueryRequest> ParseQueryRequest(std::string_view body);
 
 /// A parsed count_rows/ body ({"version"?, "predicate"?}; an empty body is allowed).

@@ -1,6 +1,6 @@
 // count_rows/ and query/ (PROTOCOL.md §5.1, §5.2). query/ answers an uncompressed Arrow IPC
 // FILE (ARROW1 magic and footer) holding the projected columns, `_distance` for vector
-// searches and `_rowid` when asked.
+// searches, `_score` for full-text searches and `_rowid` when asked.
 #include "arrow/builder.h"
 #include "arrow/ipc/writer.h"
 #include "server/http_errors.h"
@@ -39,6 +39,8 @@ void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response&
   Result<query::QueryResult> result =
       std::holds_alternative<query::VectorSearchOptions>(parsed->plan)
           ? query::VectorSearch(snap, std::get<query::VectorSearchOptions>(parsed->plan))
+      : std::holds_alternative<query::FtsSearchOptions>(parsed->plan)
+          ? query::FtsSearch(snap, std::get<query::FtsSearchOptions>(parsed->plan))
           : query::Scan(snap, std::get<query::ScanOptions>(parsed->plan));
   if (!result.ok()) return SendError(res, result.status());
   if (result->batches.empty()) {

@@ -50,30 +50,123 @@ TEST(QueryRequestTest, RejectsWhatIsNotSupported) {
     const char* needle;
     StatusCode code;
   };
-  for (const Case& c : {
-           Case{R"({"k":-1,"vector":[]})", "k must be >= 0", StatusCode::kInvalidArgument},
-           Case{R"({"k":"ten","vector":[]})", "k must be an integer", StatusCode::kInvalidArgument},
-           Case{R"({"k":1,"vector":[1,"a"]})", "element 1 must be a number",
-                StatusCode::kInvalidArgument},
-           Case{R"({"k":1,"vector":[[1,2],[3,4]]})", "multi-vector", StatusCode::kNotSupported},
-           Case{R"({"k":1,"vector":[],"filter":"a > 1"})", "not supported yet",
-                StatusCode::kInvalidArgument},
-           Case{R"({"k":1,"vector":[],"columns":{"x":"a + 1"}})", "dynamic projection",
-                StatusCode::kNotSupported},
-           Case{R"({"k":1,"vector":[],"full_text_query":{"columns":[],"query":"hi"}})", "full-text",
-                StatusCode::kNotSupported},
-           Case{R"({"k":1,"vector":[1],"distance_type":"hamming"})", "hamming",
-                StatusCode::kNotSupported},
-           Case{R"([1,2])", "JSON object", StatusCode::kInvalidArgument},
-           Case{R"({"k":)", "not valid JSON", StatusCode::kInvalidArgument},
-           Case{"", "empty", StatusCode::kInvalidArgument},
-       }) {
+  for (
+      const Case& c : {
+          Case{R"({"k":-1,"vector":[]})", "k must be >= 0", StatusCode::kInvalidArgument},
+          Case{R"({"k":"ten","vector":[]})", "k must be an integer", StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[1,"a"]})", "element 1 must be a number",
+               StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[[1,2],[3,4]]})", "multi-vector", StatusCode::kNotSupported},
+          Case{R"({"k":1,"vector":[],"filter":"a > 1"})", "not supported yet",
+               StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[],"columns":{"x":"a + 1"}})", "dynamic projection",
+               StatusCode::kNotSupported},
+          Case{R"({"k":1,"vector":[],"full_text_query":{"query":{"multi_match":{"query":"hi"}}}})",
+               "full_text_query.query.multi_match", StatusCode::kNotSupported},
+          Case{R"({"k":1,"vector":[],"full_text_query":{"query":{"boolean":{"must":[]}}}})",
+               "full_text_query.query.boolean", StatusCode::kNotSupported},
+          Case{
+              R"({"k":1,"vector":[],"full_text_query":{"query":{"match":{"terms":"a","fuzziness":2}}}})",
+              "fuzziness", StatusCode::kNotSupported},
+          Case{
+              R"({"k":1,"vector":[],"full_text_query":{"query":{"phrase":{"terms":"a b","slop":1}}}})",
+              "slop", StatusCode::kNotSupported},
+          Case{
+              R"({"k":1,"vector":[],"full_text_query":{"query":{"match":{"terms":"a","operator":"Xor"}}}})",
+              "operator must be", StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[],"full_text_query":{"query":{"match":{"terms":3}}}})",
+               "terms must be a string", StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[],"full_text_query":{"columns":"text","query":"hi"}})",
+               "full_text_query.columns", StatusCode::kInvalidArgument},
+          Case{R"({"k":0,"vector":[],"full_text_query":{"columns":[],"query":"hi"}})",
+               "k must be >= 1 for a full-text search", StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[1,2],"full_text_query":{"columns":[],"query":"hi"}})", "hybrid",
+               StatusCode::kNotSupported},
+          Case{R"({"k":1,"vector":[1,2],"ef":0})", "ef must be >= 1", StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[1,2],"bypass_vector_index":1})",
+               "bypass_vector_index must be true or false", StatusCode::kInvalidArgument},
+          Case{R"({"k":1,"vector":[1],"distance_type":"hamming"})", "hamming",
+               StatusCode::kNotSupported},
+          Case{R"([1,2])", "JSON object", StatusCode::kInvalidArgument},
+          Case{R"({"k":)", "not valid JSON", StatusCode::kInvalidArgument},
+          Case{"", "empty", StatusCode::kInvalidArgument},
+      }) {
     auto r = ParseQueryRequest(c.body);
     ASSERT_FALSE(r.ok()) << c.body;
     EXPECT_EQ(r.status().code(), c.code) << c.body;
     EXPECT_NE(r.status().message().find(c.needle), std::string::npos)
         << c.body << " -> " << r.status().message();
   }
+}
+
+TEST(QueryRequestTest, VectorQueryEfAndBypass) {
+  auto r = ParseQueryRequest(R"({"k":3,"vector":[1,2],"ef":128,"bypass_vector_index":true})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& vs = std::get<query::VectorSearchOptions>(r->plan);
+  ASSERT_TRUE(vs.ef.has_value());
+  EXPECT_EQ(*vs.ef, 128);
+  EXPECT_TRUE(vs.bypass_vector_index);
+  auto n = ParseQueryRequest(R"({"k":3,"vector":[1,2],"ef":null,"nprobes":20})");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_FALSE(std::get<query::VectorSearchOptions>(n->plan).ef.has_value());
+  EXPECT_FALSE(std::get<query::VectorSearchOptions>(n->plan).bypass_vector_index);
+}
+
+TEST(QueryRequestTest, LegacyFullTextQuery) {
+  auto r = ParseQueryRequest(
+      R"({"version":null,"k":10,"prefilter":true,"vector":[],"with_row_id":true,)"
+      R"("columns":["id"],"filter":"id = 3",)"
+      R"("full_text_query":{"columns":["text","title"],"query":"Running cafe"}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(std::holds_alternative<query::FtsSearchOptions>(r->plan));
+  const auto& f = std::get<query::FtsSearchOptions>(r->plan);
+  EXPECT_EQ(f.query.kind, index::FtsQuery::Kind::kMatch);
+  EXPECT_FALSE(f.query.require_all);
+  EXPECT_EQ(f.query.text, "Running cafe");
+  EXPECT_EQ(f.columns, (std::vector<std::string>{"text", "title"}));
+  EXPECT_EQ(f.k, 10);
+  ASSERT_EQ(f.columns_out.size(), 1u);
+  EXPECT_EQ(f.columns_out[0].name, "id");
+  ASSERT_TRUE(f.filter.has_value());
+  EXPECT_EQ(f.filter->value.int_value, 3);
+  EXPECT_TRUE(f.with_row_id);
+
+  // columns [] = every FTS column; no k = the FTS default 10.
+  auto all = ParseQueryRequest(R"({"vector":[],"full_text_query":{"columns":[],"query":"x"}})");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  EXPECT_TRUE(std::get<query::FtsSearchOptions>(all->plan).columns.empty());
+  EXPECT_EQ(std::get<query::FtsSearchOptions>(all->plan).k, 10);
+}
+
+TEST(QueryRequestTest, StructuredFullTextQueries) {
+  auto m = ParseQueryRequest(
+      R"({"k":5,"offset":2,"vector":[],"full_text_query":{"query":{"match":{"terms":"big cat",)"
+      R"("column":"text","boost":1,"fuzziness":0,"max_expansions":50,"operator":"And",)"
+      R"("prefix_length":0}}}})");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const auto& f = std::get<query::FtsSearchOptions>(m->plan);
+  EXPECT_EQ(f.query.kind, index::FtsQuery::Kind::kMatch);
+  EXPECT_TRUE(f.query.require_all);
+  EXPECT_EQ(f.query.text, "big cat");
+  EXPECT_EQ(f.columns, (std::vector<std::string>{"text"}));
+  EXPECT_EQ(f.k, 5);
+  EXPECT_EQ(f.offset, 2);
+
+  auto any = ParseQueryRequest(
+      R"({"vector":[],"full_text_query":{"query":{"match":{"terms":"cat","column":null,)"
+      R"("operator":"Or"}}}})");
+  ASSERT_TRUE(any.ok()) << any.status().ToString();
+  EXPECT_TRUE(std::get<query::FtsSearchOptions>(any->plan).columns.empty());
+  EXPECT_FALSE(std::get<query::FtsSearchOptions>(any->plan).query.require_all);
+
+  auto p = ParseQueryRequest(
+      R"({"vector":[],"full_text_query":{"query":{"phrase":{"terms":"big cat","column":"text",)"
+      R"("slop":0}}}})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  const auto& ph = std::get<query::FtsSearchOptions>(p->plan);
+  EXPECT_EQ(ph.query.kind, index::FtsQuery::Kind::kPhrase);
+  EXPECT_EQ(ph.query.text, "big cat");
+  EXPECT_EQ(ph.columns, (std::vector<std::string>{"text"}));
 }
 
 TEST(QueryRequestTest, CountRowsAndDescribeBodies) {
