@@ -347,7 +347,8 @@ TEST(WalGroupCommit, WatermarkFollowsDurabilityUnderConcurrentPuts) {
   auto store = std::make_shared<HookedStore>(*io::LocalObjectStore::Open(dir.path()));
   store->delay_ms = 1;
   WalWriter w(store, kShard, TestSchema(), 1);
-  auto mt = *memtable::MemTable::Make(TestSchema(), {.generation = 1, .key_columns = {0}});
+  auto mt = *memtable::MemTable::Make(
+      TestSchema(), {.generation = 1, .key_columns = {0}, .tombstone_column = -1, .indexes = {}});
   std::mutex put_mu;
   // durable_hi is set before MarkDurable (rows known durable), durable_lo after it.
   std::atomic<int64_t> durable_hi{0}, durable_lo{0};
