@@ -28,7 +28,10 @@ constexpr int kMaxSchemaDepth = 4;
 // Approximate bytes of one std::map node besides the key and value objects.
 constexpr int64_t kNodeOverhead = 32;
 
-std::string S(int64_t v) { return std::to_string(v); }
+template <typename T>
+std::string S(T v) {
+  return std::to_string(v);
+}
 
 // Heap bytes of a std::string beyond the object itself (0 while in the small buffer).
 int64_t StringHeapBytes(const std::string& s) {
