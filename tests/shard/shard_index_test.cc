@@ -63,12 +63,16 @@ TEST(ShardIndexes, DescribeListsConfiguredIndexesWithRowsIndexed) {
   ASSERT_TRUE(w->Put({MakeBatch(0, 30)}).ok());
   ASSERT_TRUE(w->Put({MakeBatch(30, 12)}).ok());
   const ShardDescription d = w->Describe();
-  ASSERT_EQ(d.indexes.size(), 3u);  // no PK: the table has no declared primary key
+  // The primary-key index (the hidden `_rowid` key: no declared key) and the three.
+  ASSERT_EQ(d.indexes.size(), 4u);
+  EXPECT_EQ(d.indexes[0].kind, "PK");
+  EXPECT_EQ(d.indexes[0].column, "_rowid");
+  EXPECT_EQ(RowsIndexed(d, "PK"), 42);
   EXPECT_EQ(RowsIndexed(d, "HNSW"), 42);
   EXPECT_EQ(RowsIndexed(d, "BTREE"), 42);
   EXPECT_EQ(RowsIndexed(d, "FTS"), 42);
-  EXPECT_EQ(d.indexes[0].name, "vector_idx");
-  EXPECT_EQ(d.indexes[0].column, "vector");
+  EXPECT_EQ(d.indexes[1].name, "vector_idx");
+  EXPECT_EQ(d.indexes[1].column, "vector");
   // Every source of a snapshot carries the three complete indexes.
   auto snap = *w->Snapshot();
   ASSERT_EQ(snap->sources.size(), 1u);
@@ -82,7 +86,10 @@ TEST(ShardIndexes, NoDefinitionsMeansNoIndexInDescribeOrSources) {
   ShardFixture f;
   auto w = f.OpenOrDie();
   ASSERT_TRUE(w->Put({MakeBatch(0, 5)}).ok());
-  EXPECT_TRUE(w->Describe().indexes.empty());
+  // Only the primary-key index: a vector search here is exact (no HNSW entry).
+  const auto d = w->Describe();
+  ASSERT_EQ(d.indexes.size(), 1u);
+  EXPECT_EQ(d.indexes[0].kind, "PK");
   auto snap = *w->Snapshot();
   EXPECT_TRUE(snap->sources.back().indexes.empty());
   EXPECT_TRUE(w->IndexProgressAll().empty());
