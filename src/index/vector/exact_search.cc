@@ -11,13 +11,14 @@ namespace strata::index {
 // bench/hnsw_bench.cc ("distance kernels") times hnswlib 0.6.2's L2Space / InnerProductSpace
 // functions (AVX, one 8-lane accumulator, chosen for dim % 16 == 0) against distance.h's
 // (GCC vector extensions, four independent 8-lane accumulators) on Fashion-MNIST 784-d rows,
-// -march=x86-64-v3, one thread, ns per vector, on a shared 2-core machine (two runs):
-//                      cache-resident (1,000 rows)   memory-bound (20,000 rows, 63 MB)
-//   hnswlib L2           101.6 / 539 (noisy run)        447 / 250
-//   distance.h L2         77.8 / 86.4                   417 / 244
-//   hnswlib dot           95.3 / 121.5                  410 / 643 (noisy run)
-//   distance.h dot        74.9 / 82.1                   413 / 236
-// distance.h is 20-30% faster when the rows are in cache and equal when memory-bound (the
+// -march=x86-64-v3, one thread, ns per vector, on a shared 2-core machine (three runs; the
+// load from other processes makes single figures noisy):
+//                      cache-resident (1,000 rows)     memory-bound (20,000 rows, 63 MB)
+//   hnswlib L2           101.6 / 539 (noisy) / 101.0     447 / 250 / 191.2
+//   distance.h L2         77.8 / 86.4 / 90.5             417 / 244 / 191.4
+//   hnswlib dot           95.3 / 121.5 / 101.8           410 / 643 (noisy) / 186.2
+//   distance.h dot        74.9 / 82.1 / 82.5             413 / 236 / 185.2
+// distance.h is 10-30% faster when the rows are in cache and equal when memory-bound (the
 // full scan is bandwidth-bound, as DESIGN.md §5 notes), and hnswlib has no cosine kernel (it
 // would need two passes for |v|), so ExactSearcher uses distance.h's kernels for all three.
 
