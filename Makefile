@@ -25,22 +25,24 @@ fuzz-build: deps
 	  -DCMAKE_CXX_COMPILER=clang++ -DSTRATA_FUZZ=ON
 	cmake --build build/fuzz -j $(JOBS)
 
-# Every test through ctest: unit tests, JS interop, LanceDB e2e, and 60 s of IPC fuzzing.
+# Every test through ctest: unit tests, JS interop, LanceDB e2e, and short runs of every fuzzer
+# (60 s IPC reader, 30 s BTree and FTS).
 test: deps fuzz-build
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release \
-	  -DSTRATA_FUZZER_BINARY=$(abspath build/fuzz/ipc_reader_fuzz)
+	  -DSTRATA_FUZZ_BIN_DIR=$(abspath build/fuzz)
 	cmake --build $(BUILD) -j $(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 asan: deps
 	cmake -S . -B build/asan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=asan
 	cmake --build build/asan -j $(JOBS)
-	cd build/asan && ctest --output-on-failure -j $(JOBS) -E 'fuzz_'
+	cd build/asan && ctest --output-on-failure -j $(JOBS) -E 'fuzz_|FashionMnist'
 
 tsan: deps
-	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=tsan
+	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
-	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -E 'fuzz_|node_'
+	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
+	  -E 'fuzz_|node_|FashionMnist'
 
 # Long SIGKILL soak of the storage engine: CRASH_CYCLES (default 1000) kill -9 cycles of a
 # writing child, checking after each reopen that every acknowledged row is present exactly once.
@@ -51,11 +53,15 @@ crash: deps
 	STRATA_CRASH_CYCLES=$(CRASH_CYCLES) $(BUILD)/strata_tests \
 	  --gtest_filter='CrashTest.*:ShardWriter.ThirtyRowsSurviveKill9'
 
-# libFuzzer on the IPC reader for FUZZ_SECONDS (default 300); new inputs go to build/fuzz/corpus.
+# libFuzzer on every target (IPC reader, BTree and FTS index files, tokenizer) for FUZZ_SECONDS
+# each (default 300); new inputs go to build/fuzz/corpus/{target}.
 fuzz: fuzz-build
-	mkdir -p build/fuzz/corpus
-	build/fuzz/ipc_reader_fuzz -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
-	  build/fuzz/corpus fuzz/corpus/ipc_reader
+	set -e; for src in fuzz/*_fuzz.cc; do \
+	  name=$$(basename $$src .cc); corpus=$${name%_fuzz}; \
+	  mkdir -p build/fuzz/corpus/$$corpus; \
+	  build/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	    build/fuzz/corpus/$$corpus fuzz/corpus/$$corpus; \
+	done
 
 demo: build
 	node scripts/demo.mjs --strata $(BUILD)/strata
@@ -65,6 +71,8 @@ bench: build
 	$(BUILD)/ipc_decode_bench
 	$(BUILD)/vector_search_bench
 	$(BUILD)/wal_put_bench
+	$(BUILD)/hnsw_bench
+	$(BUILD)/fts_bench
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc')
