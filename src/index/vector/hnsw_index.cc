@@ -318,10 +318,16 @@ Result<int64_t> HnswIndex::AddColumn(const arrow::Array& column, int64_t first_l
   const int64_t n = column.length();
   auto usable = [&](int64_t i) {
     if (column.IsNull(i)) return false;
-    if (!element_nulls) return true;
-    const int64_t start = (column.offset() + i) * m.dim;
-    for (int64_t j = 0; j < m.dim; ++j) {
-      if (values.IsNull(start + j)) return false;
+    if (element_nulls) {
+      const int64_t start = (column.offset() + i) * m.dim;
+      for (int64_t j = 0; j < m.dim; ++j) {
+        if (values.IsNull(start + j)) return false;
+      }
+    }
+    if (m.params.distance == DistanceType::kCosine) {
+      // A zero vector has no direction: like a null one it is not indexed (cosine only).
+      const float* v = base + (column.offset() + i) * m.dim;
+      if (!(SquaredNorm(v, m.dim) > 0.0f)) return false;
     }
     return true;
   };

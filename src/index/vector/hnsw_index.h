@@ -67,7 +67,8 @@ class HnswIndex {
   /// ResourceExhausted-style Invalid when growing fails to allocate.
   Status Add(int64_t label, const float* vector);
   /// Indexes rows [0, column.length) of a fixed_size_list<float32> column under labels
-  /// first_label + i; null vectors (and vectors holding a null element) are skipped.
+  /// first_label + i; null vectors (and vectors holding a null element) are skipped, and so
+  /// are zero vectors under cosine (no direction; Add would reject them).
   /// Returns the number indexed. Errors: as Add; Invalid for a column of another type or size.
   Result<int64_t> AddColumn(const arrow::Array& column, int64_t first_label);
 
