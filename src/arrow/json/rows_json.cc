@@ -384,7 +384,7 @@ Status AppendValueJson(ArrayBuilder* b, const Field& f, const json& v, int depth
     case TypeId::kFixedSizeBinary:
       return AppendBinaryJson(b, v);
     case TypeId::kDecimal128: {
-      __int128 x;
+      __int128 x = 0;
       STRATA_RETURN_IF_ERROR(DecimalFromJson(t, v, &x));
       char bytes[16];
       std::memcpy(bytes, &x, 16);  // little-endian host (x86-64), as the Arrow format stores it
