@@ -225,6 +225,13 @@ Status ValidateName(const std::string& name) {
       return Status::Invalid(Prefix() + "name " + Got(json(name)) +
                              " must not contain '/', '\\' or control characters");
     }
+    // The LanceDB client puts index names into index/{n}/... paths without encoding these, so
+    // an index named with them could never be found, dropped or waited for.
+    if (c == '%' || c == '#' || c == '?') {
+      return Status::Invalid(Prefix() + "name " + Got(json(name)) +
+                             " must not contain '%', '#' or '?' (the LanceDB client sends index "
+                             "names unencoded in the URL path)");
+    }
   }
   return Status::OK();
 }
@@ -408,7 +415,10 @@ Result<index::IndexSpec> Parse(std::string_view body, const arrow::Schema& schem
     }
     spec.name = n->get<std::string>();
   } else {
-    spec.name = sent_column + "_idx";
+    // The client waits for `{column}_idx` with the column unquoted ("My Col_idx" for the
+    // `My Col` it sends).
+    STRATA_ASSIGN_OR_RETURN(std::string unquoted, UnquoteColumn(sent_column));
+    spec.name = unquoted + "_idx";
   }
   STRATA_RETURN_IF_ERROR(ValidateName(spec.name));
 

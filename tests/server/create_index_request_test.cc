@@ -292,6 +292,7 @@ TEST(CreateIndexRequestTest, ColumnResolution) {
   auto quoted = Parse(R"({"column":"`My Col`","index_type":"BTREE"})");
   ASSERT_TRUE(quoted.ok()) << quoted.status().ToString();
   EXPECT_EQ(quoted->column, "My Col");
+  EXPECT_EQ(quoted->name, "My Col_idx");
 
   auto plain = Parse(R"({"column":"my col","index_type":"BTREE"})");
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
@@ -336,6 +337,9 @@ TEST(CreateIndexRequestTest, NamesAndMalformedBodies) {
       {R"({"column":"id","index_type":"BTREE","name":""})", "name must be 1 to 256"},
       {R"({"column":"id","index_type":"BTREE","name":"a/b"})", "name"},
       {R"({"column":"id","index_type":"BTREE","name":".."})", "name"},
+      {R"({"column":"id","index_type":"BTREE","name":"100%"})", "'%', '#' or '?'"},
+      {R"({"column":"id","index_type":"BTREE","name":"a#1"})", "'%', '#' or '?'"},
+      {R"({"column":"id","index_type":"BTREE","name":"why?"})", "'%', '#' or '?'"},
       {R"({"column":"id","index_type":"BTREE","name":"a\u0001"})", "name"},
       {R"({"column":"id","index_type":"BTREE","name":7})", "name must be a string"},
       {R"({"column":"id","index_type":"BTREE","branch":"dev"})", "branch"},
@@ -350,9 +354,9 @@ TEST(CreateIndexRequestTest, NamesAndMalformedBodies) {
   Status st = ErrorOf(deep);
   EXPECT_NE(st.message().find("nesting"), std::string::npos) << st.message();
 
-  auto named = Parse(R"({"column":"id","index_type":"BTREE","name":"my index %"})");
+  auto named = Parse(R"({"column":"id","index_type":"BTREE","name":"my index ä"})");
   ASSERT_TRUE(named.ok());
-  EXPECT_EQ(named->name, "my index %");
+  EXPECT_EQ(named->name, "my index ä");
   auto main_branch = Parse(R"({"column":"id","index_type":"BTREE","branch":"main"})");
   ASSERT_TRUE(main_branch.ok());
   EXPECT_EQ(main_branch->params_json, "{}");
