@@ -41,7 +41,7 @@ asan: deps
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
-	cd build/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) \
+	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" ctest --output-on-failure -j $(JOBS) \
 	  -E 'fuzz_|node_|FashionMnist'
 
 # Long SIGKILL soak of the storage engine: CRASH_CYCLES (default 1000) kill -9 cycles of a

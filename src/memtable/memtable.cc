@@ -54,7 +54,8 @@ Result<std::shared_ptr<MemTable>> MemTable::Make(arrow::SchemaPtr schema, MemTab
   }
   std::vector<std::shared_ptr<MemIndexEntry>> entries;
   for (const auto& spec : options.indexes) {
-    STRATA_ASSIGN_OR_RETURN(auto ci, index::ColumnIndex::Make(spec, *schema));
+    // Small at first (grows by doubling): an empty MemTable should hold little memory.
+    STRATA_ASSIGN_OR_RETURN(auto ci, index::ColumnIndex::Make(spec, *schema, 64));
     auto e = std::make_shared<MemIndexEntry>();
     e->index = std::move(ci);
     e->complete = true;
@@ -188,8 +189,8 @@ Result<RowRange> MemTable::InsertVisible(const std::vector<arrow::RecordBatchPtr
 }
 
 Result<std::shared_ptr<MemIndexEntry>> MemTable::AddIndex(const index::IndexSpec& spec) {
-  STRATA_ASSIGN_OR_RETURN(auto ci, index::ColumnIndex::Make(spec, *schema_,
-                                                            std::max<int64_t>(num_rows(), 1024)));
+  STRATA_ASSIGN_OR_RETURN(
+      auto ci, index::ColumnIndex::Make(spec, *schema_, std::max<int64_t>(num_rows(), 64)));
   auto e = std::make_shared<MemIndexEntry>();
   e->index = std::move(ci);
   {

@@ -49,7 +49,7 @@ struct GenState {
   std::shared_ptr<memtable::MemTable> mt;
   int64_t pending = 0;   // enqueued WAL appends not yet settled (guarded by mu_)
   int64_t indexing = 0;  // puts still indexing their rows (guarded by mu_)
-  int64_t rows = 0;     // rows inserted, pending ones included (guarded by mu_)
+  int64_t rows = 0;      // rows inserted, pending ones included (guarded by mu_)
   std::atomic<uint64_t> last_wal_position{0};
 };
 using GenPtr = std::shared_ptr<GenState>;
@@ -120,6 +120,9 @@ struct ShardWriter::Impl {
     return b;
   }
   bool OverLimit() const {
+    // An empty active MemTable with nothing frozen has nothing to flush: its bytes (an index's
+    // preallocation) cannot be reduced by waiting, so they never stall a put.
+    if (active->rows == 0 && frozen.empty()) return false;
     if (UnflushedBytes() >= options.max_unflushed_bytes) return true;
     return options.max_frozen_memtables > 0 &&
            static_cast<int64_t>(frozen.size()) >= options.max_frozen_memtables;
@@ -676,8 +679,8 @@ Status ShardWriter::Impl::FlushOne(const GenPtr& g,
     if (idx == nullptr) {
       auto built = index::ColumnIndex::Build(spec, *layout.storage_schema, snap.batches);
       if (!built.ok()) {
-        spdlog::error("shard '{}': index '{}' of generation {} not built: {}", shard_id,
-                      spec.name, g->generation, built.status().ToString());
+        spdlog::error("shard '{}': index '{}' of generation {} not built: {}", shard_id, spec.name,
+                      g->generation, built.status().ToString());
         continue;
       }
       idx = std::move(*built);
@@ -864,8 +867,8 @@ void ShardWriter::Impl::RunIndexTask(const IndexTask& task) {
   const auto& t = task.sstable;
   auto built = index::ColumnIndex::Build(task.spec, *layout.storage_schema, t->batches());
   if (!built.ok()) {
-    spdlog::error("shard '{}': index '{}' for SSTable {} not built: {}", shard_id,
-                  task.spec.name, t->dir_name(), built.status().ToString());
+    spdlog::error("shard '{}': index '{}' for SSTable {} not built: {}", shard_id, task.spec.name,
+                  t->dir_name(), built.status().ToString());
     return;
   }
   if ((*built)->hnsw() != nullptr && (*built)->hnsw()->size() == 0) {
@@ -874,8 +877,8 @@ void ShardWriter::Impl::RunIndexTask(const IndexTask& task) {
   }
   auto written = sstable::WriteIndexFile(*store, shard_prefix, t->dir_name(), **built);
   if (!written.ok()) {
-    spdlog::error("shard '{}': index '{}' for SSTable {} not written: {}", shard_id,
-                  task.spec.name, t->dir_name(), written.status().ToString());
+    spdlog::error("shard '{}': index '{}' for SSTable {} not written: {}", shard_id, task.spec.name,
+                  t->dir_name(), written.status().ToString());
     return;
   }
   t->AttachIndex(std::move(*built));

@@ -1,6 +1,9 @@
 #include "sstable/index_files.h"
 
 #include <spdlog/spdlog.h>
+#include <xxhash.h>
+
+#include <cstdio>
 
 #include "sstable/sstable_writer.h"
 
@@ -11,8 +14,8 @@ std::string EscapeName(const std::string& name) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : name) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                       (c >= '0' && c <= '9') || c == '_' || c == '-';
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '_' || c == '-';
     if (plain) {
       out.push_back(static_cast<char>(c));
     } else {
@@ -24,6 +27,20 @@ std::string EscapeName(const std::string& name) {
   return out;
 }
 
+/// A path segment for `name`: escaped, and when that is longer than 120 bytes the first
+/// escaped bytes (never splitting a %XX) plus the xxhash64 of the name, so any accepted name
+/// fits the 255-byte segment limit of file systems (the uuid file name keeps it unique).
+std::string NameSegment(const std::string& name) {
+  std::string escaped = EscapeName(name);
+  if (escaped.size() <= 120) return escaped;
+  size_t cut = 96;
+  while (cut > 0 && (escaped[cut - 1] == '%' || (cut > 1 && escaped[cut - 2] == '%'))) --cut;
+  char hash[17];
+  std::snprintf(hash, sizeof(hash), "%016llx",
+                static_cast<unsigned long long>(XXH64(name.data(), name.size(), 0)));
+  return escaped.substr(0, cut) + "~" + hash;
+}
+
 std::string IndicesPrefix(const std::string& shard_prefix, const std::string& dir_name) {
   return shard_prefix + "/" + dir_name + "/indices/";
 }
@@ -32,8 +49,8 @@ std::string IndicesPrefix(const std::string& shard_prefix, const std::string& di
 
 std::string IndexFileKey(const std::string& shard_prefix, const std::string& dir_name,
                          const index::IndexSpec& spec) {
-  return IndicesPrefix(shard_prefix, dir_name) + EscapeName(spec.name) + "/" +
-         EscapeName(spec.uuid) + ".idx";
+  return IndicesPrefix(shard_prefix, dir_name) + NameSegment(spec.name) + "/" +
+         NameSegment(spec.uuid) + ".idx";
 }
 
 Result<int64_t> WriteIndexFile(io::ObjectStore& store, const std::string& shard_prefix,

@@ -1,9 +1,10 @@
 // The maintained indexes of an SSTable (DESIGN.md §3, §5): one file per index definition,
 //   {shard_prefix}/{sstable dir}/indices/{name}/{uuid}.idx
 // holding index::ColumnIndex::Serialize() (the definition plus the algorithm's own format).
-// The name is percent-escaped (bytes outside [A-Za-z0-9_-] become %XX); the uuid tells a
-// re-created definition of the same name from the old one. A flush writes the files of every
-// definition before publishing the SSTable; a definition created later is built over the
+// The name is percent-escaped (bytes outside [A-Za-z0-9_-] become %XX; an escaped name over
+// 120 bytes is cut and suffixed with its xxhash64, so every name fits a file name); the uuid
+// tells a re-created definition of the same name from the old one. A flush writes the files of
+// every definition before publishing the SSTable; a definition created later is built over the
 // SSTable's rows in the background and its file added then (the SSTable's rows never change,
 // so adding a file is safe).
 // Thread-safety: stateless functions over a thread-safe ObjectStore.

@@ -218,5 +218,50 @@ TEST(ShardIndexes, TombstoneOnlyGenerationWritesNoVectorIndex) {
   for (const auto& p : w->IndexProgressAll()) EXPECT_EQ(p.num_unindexed_rows, 0) << p.spec.name;
 }
 
+TEST(ShardIndexes, LongMultibyteIndexNameFlushesAndReloads) {
+  // 85 x "€" = 255 bytes, 765 once percent-escaped: the file name must still fit (a bug report:
+  // such a name poisoned the writer at its first flush).
+  std::string name;
+  for (int i = 0; i < 85; ++i) name += "\xE2\x82\xAC";
+  ShardFixture f;
+  ShardWriterOptions o;
+  o.indexes = {Spec(name, "name", index::IndexKind::kFts, "u-long")};
+  {
+    auto w = f.OpenOrDie(o);
+    ASSERT_TRUE(w->Put({MakeBatch(0, 4)}).ok());
+    auto sealed = w->force_seal_active();
+    ASSERT_TRUE(sealed.ok() && sealed->has_value());
+    Status st = w->wait_for_generation((*sealed)->generation, In(10000ms));
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_TRUE(w->Put({MakeBatch(4, 1)}).ok());  // still writable
+  }
+  auto w = f.OpenOrDie(o);
+  auto snap = *w->Snapshot();
+  ASSERT_EQ(snap->sources.size(), 2u);
+  ASSERT_EQ(snap->sources[0].indexes.size(), 1u);
+  EXPECT_EQ(snap->sources[0].indexes[0]->spec().name, name);
+  EXPECT_EQ(snap->sources[0].indexes[0]->fts()->num_docs(), 4);
+}
+
+TEST(ShardIndexes, EmptyMemTableIndexMemoryNeverStallsPuts) {
+  // A bug report: an index whose preallocation alone exceeded max_unflushed_bytes blocked every
+  // put with nothing to flush. Limits below one empty index's memory must still let puts in.
+  ShardFixture f;
+  ShardWriterOptions o;
+  auto spec = Spec("vector_idx", "vector", index::IndexKind::kHnsw, "u-big");
+  spec.hnsw.m = 128;
+  spec.hnsw.ef_construction = 4096;
+  o.indexes = {spec};
+  o.max_unflushed_bytes = 1000;
+  o.max_memtable_bytes = 1000;
+  o.write_stall_timeout = 2000ms;
+  auto w = f.OpenOrDie(o);
+  for (int i = 0; i < 3; ++i) {
+    auto put = w->Put({MakeBatch(i * 2, 2)});
+    ASSERT_TRUE(put.ok()) << put.status().ToString();
+  }
+  EXPECT_EQ(SortedIds(*w).size(), 6u);
+}
+
 }  // namespace
 }  // namespace strata::shard

@@ -115,7 +115,10 @@ Status ExactSearcher::Scan(const arrow::Array& column, int64_t first_label, TopK
       for (int64_t j = 0; j < d && !has_null; ++j) has_null = values.IsNull(start + j);
       if (has_null) continue;
     }
-    top->Push(label, Distance(base + i * d));
+    const float* v = base + i * d;
+    // A zero vector has no direction: cosine never returns it (the HNSW does not index it).
+    if (distance_ == DistanceType::kCosine && !(SquaredNorm(v, d) > 0.0f)) continue;
+    top->Push(label, Distance(v));
   }
   return Status::OK();
 }

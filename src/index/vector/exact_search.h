@@ -45,7 +45,8 @@ class ExactSearcher {
 
   /// Scores rows [0, column.length) of `column` (fixed_size_list<float32> of size dim) as labels
   /// first_label + i and pushes them into `top`; rows with a null vector, a null element, or a
-  /// NaN distance are skipped, and so are labels `accept` rejects (when set).
+  /// NaN distance are skipped, and so are labels `accept` rejects (when set) and, under cosine,
+  /// zero vectors (no direction; HnswIndex does not index them either, so both paths agree).
   /// Errors: Invalid for a column of another type or list size.
   Status Scan(const arrow::Array& column, int64_t first_label, TopK* top,
               const std::function<bool(int64_t)>& accept = {}) const;
