@@ -10,10 +10,10 @@
 
 #include <atomic>
 #include <cstdint>
-#include <vector>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "arrow/array.h"
 #include "common/status.h"

@@ -20,10 +20,10 @@
 // replaces a lower one of the same key; a row whose `_tombstone` is true deletes its key.
 //
 // Locking: `mu_` (shared_mutex) guards batches_, batch_starts_, indexes_ (the entry list),
-// pending_, watermark_, last_wal_position_, frozen_ and first_insert_; writers (Insert, MarkDurable, Freeze,
-// TruncateInvisible) take it exclusively, readers share it. The counters are atomics readable
-// without the lock. Thread-safety: every method may be called from many threads at once; the
-// caller orders Inserts (the ShardWriter's put lock) so that Insert order = WAL order.
+// pending_, watermark_, last_wal_position_, frozen_ and first_insert_; writers (Insert,
+// MarkDurable, Freeze, TruncateInvisible) take it exclusively, readers share it. The counters are
+// atomics readable without the lock. Thread-safety: every method may be called from many threads at
+// once; the caller orders Inserts (the ShardWriter's put lock) so that Insert order = WAL order.
 #pragma once
 
 #include <atomic>

@@ -13,7 +13,7 @@ namespace strata::query {
 /// Names of the columns Strata appends to query results (PROTOCOL.md §5.2).
 inline constexpr const char* kDistanceColumn = "_distance";  // float32, vector search
 inline constexpr const char* kRowIdColumn = "_rowid";        // uint64, with_row_id
-inline constexpr const char* kScoreColumn = "_score";         // float32, full-text search
+inline constexpr const char* kScoreColumn = "_score";        // float32, full-text search
 
 struct QueryResult {
   arrow::SchemaPtr schema;

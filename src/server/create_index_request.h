@@ -15,7 +15,8 @@
 //               IndexSpec::requested_type is the upper-snake spelling (IvfPq -> IVF_PQ,
 //               BTree -> BTREE, Inverted -> INVERTED).
 //   name        optional; default `{column}_idx` with `column` as sent, unquoted (the name
-//               the client's waitForIndex polls: "My Col_idx" for `My Col`). 1-256 bytes, no control characters, no '/' or '\', not
+//               the client's waitForIndex polls: "My Col_idx" for `My Col`). 1-256 bytes, no
+//               control characters, no '/' or '\', not
 //               "." or ".."; no '%', '#' or '?' (the LanceDB 0.31 client does not encode
 //               them in index/{n}/... paths, so such an index could not be addressed).
 //   vector types: metric_type "l2" (default) | "cosine" | "dot" (case-insensitive;

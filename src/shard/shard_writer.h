@@ -36,11 +36,11 @@
 // added while rows exist (MemTables) and builds them for published SSTables.
 //
 // Locks: `mu_` guards every tier pointer and list, the manifest copy, the sticky error, the
-// index definitions, the indexer's task queue and the counters below it; `cv_` (with mu_) is signalled on every state change (publish, seal,
-// append settled, poison, close). The WAL writer and MemTables are internally locked; mu_ may
-// be held while calling into them (never the reverse). The flusher holds no lock while it
-// writes files.
-// Thread-safety: every public method may be called from many threads at once.
+// index definitions, the indexer's task queue and the counters below it; `cv_` (with mu_) is
+// signalled on every state change (publish, seal, append settled, poison, close). The WAL writer
+// and MemTables are internally locked; mu_ may be held while calling into them (never the reverse).
+// The flusher holds no lock while it writes files. Thread-safety: every public method may be called
+// from many threads at once.
 #pragma once
 
 #include <chrono>

@@ -107,9 +107,10 @@ void SSTableReader::AttachIndex(std::shared_ptr<const index::ColumnIndex> index)
   indexes_.push_back(std::move(index));
 }
 
-Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(
-    io::ObjectStore& store, const std::string& shard_prefix, const format::SSTableEntry& entry,
-    bool load_indexes) {
+Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore& store,
+                                                                 const std::string& shard_prefix,
+                                                                 const format::SSTableEntry& entry,
+                                                                 bool load_indexes) {
   STRATA_ASSIGN_OR_RETURN(auto r, Open(store, shard_prefix, entry.path(), load_indexes));
   if (r->generation() != entry.generation() || r->num_rows() != entry.rows()) {
     return Status::Corruption("SSTable " + shard_prefix + "/" + entry.path() +

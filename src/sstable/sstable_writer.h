@@ -23,8 +23,8 @@
 #include "arrow/ipc/writer.h"
 #include "arrow/type.h"
 #include "common/status.h"
-#include "index/column_index.h"
 #include "format/proto/shard_manifest.pb.h"
+#include "index/column_index.h"
 #include "io/object_store.h"
 
 namespace strata::sstable {
@@ -72,8 +72,9 @@ Result<format::SSTableEntry> WriteSSTable(io::ObjectStore& store, const std::str
                                           const SSTableInput& input,
                                           const SSTableWriteOptions& options = {});
 
-/// Removes the files (data, deletions, keys, bloom filter, indices/) of SSTable directory `dir_name` (missing files are fine), e.g. after
-/// a failed flush attempt or once compacted. Errors: IOError.
+/// Removes the files (data, deletions, keys, bloom filter, indices/) of SSTable directory
+/// `dir_name` (missing files are fine), e.g. after a failed flush attempt or once compacted.
+/// Errors: IOError.
 Status RemoveSSTable(io::ObjectStore& store, const std::string& shard_prefix,
                      const std::string& dir_name);
 

@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "format/ids.h"
-#include "index/column_index.h"
 #include "format/table_manifest.h"
+#include "index/column_index.h"
 #include "shard/batch_conformance.h"
 
 namespace strata::table {
