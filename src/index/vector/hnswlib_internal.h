@@ -37,8 +37,29 @@
 #include <unordered_set>
 #include <vector>
 
+// Under AddressSanitizer, hnswlib's SSE paths are compiled out: 0.6.2's searchBaseLayer
+// prefetches `*(datal + j + 1)`, one link past the end of a node's list, a 4-byte heap read
+// beyond the allocation that ASan reports (fixed upstream after 0.6.2). It only feeds a prefetch
+// address, so Release builds keep the SIMD code; ASan builds use the scalar distances.
+#if defined(__SANITIZE_ADDRESS__) && defined(__SSE__)
+#define STRATA_HNSWLIB_UNDEF_SSE 1
+#pragma push_macro("__SSE__")
+#pragma push_macro("__AVX__")
+#pragma push_macro("__AVX512F__")
+#undef __SSE__
+#undef __AVX__
+#undef __AVX512F__
+#endif
+
 namespace strata::index {
 namespace {
 #include <hnswlib/hnswlib.h>  // IWYU pragma: export
 }  // namespace
 }  // namespace strata::index
+
+#ifdef STRATA_HNSWLIB_UNDEF_SSE
+#pragma pop_macro("__AVX512F__")
+#pragma pop_macro("__AVX__")
+#pragma pop_macro("__SSE__")
+#undef STRATA_HNSWLIB_UNDEF_SSE
+#endif
