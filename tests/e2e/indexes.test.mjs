@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as lancedb from "@lancedb/lancedb";
 import * as arrow from "apache-arrow";
+import { plain, rowsOf } from "./lib/rows.mjs";
 import { startServer } from "./lib/server.mjs";
 import { bruteForceTopK, randomVector, rng } from "./lib/vectors.mjs";
 
@@ -45,19 +46,6 @@ function makeRows(rand, firstId, n, { late = false } = {}) {
   return rows;
 }
 
-function plain(row) {
-  const out = {};
-  for (const [k, v] of Object.entries(row.toJSON ? row.toJSON() : row)) {
-    if (typeof v === "bigint") out[k] = Number(v);
-    else if (v && typeof v === "object" && typeof v.toArray === "function") out[k] = Array.from(v.toArray());
-    else out[k] = v;
-  }
-  return out;
-}
-
-async function rowsOf(query) {
-  return (await query.toArray()).map(plain);
-}
 
 // Ids of rows whose text contains the word (case-insensitive; "Zebras" counts as "zebra").
 function idsWithWord(rows, word) {

@@ -5,6 +5,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as lancedb from "@lancedb/lancedb";
 import * as arrow from "apache-arrow";
+import { plain, rowsOf } from "./lib/rows.mjs";
 import { startServer } from "./lib/server.mjs";
 import { bruteForceTopK, checkTopK, distance, randomVector, rng } from "./lib/vectors.mjs";
 
@@ -29,20 +30,6 @@ function makeRows(rand, firstId, n) {
   return rows;
 }
 
-/** Converts a result row (Arrow StructRow proxy) into plain JS: int64 -> number, vectors -> arrays. */
-function plain(row) {
-  const out = {};
-  for (const [k, v] of Object.entries(row.toJSON ? row.toJSON() : row)) {
-    if (typeof v === "bigint") out[k] = Number(v);
-    else if (v && typeof v === "object" && typeof v.toArray === "function") out[k] = Array.from(v.toArray());
-    else out[k] = v;
-  }
-  return out;
-}
-
-async function rowsOf(query) {
-  return (await query.toArray()).map(plain);
-}
 
 describe("LanceDB client against strata serve", () => {
   let server;
