@@ -18,7 +18,6 @@
 
 #include "common/status.h"
 #include "index/fts/inverted_index.h"
-#include "query/predicate.h"
 #include "query/projection.h"
 #include "query/query_result.h"
 #include "table/table.h"
@@ -32,7 +31,8 @@ struct FtsSearchOptions {
   int64_t k = 10;  // >= 1
   int64_t offset = 0;
   std::vector<ColumnRef> columns_out;  // projection; empty = all
-  std::optional<EqualsPredicate> filter;
+  std::optional<std::string> filter;  // SQL filter (query/filter/); unset = none
+  bool prefilter = true;              // false: filter the top-k after ranking
   bool with_row_id = false;  // `_rowid` as in VectorSearch
 };
 

@@ -1,7 +1,7 @@
-// Plain scan: the rows of a snapshot in row-position order, optionally filtered by the
-// skeleton's `column = literal` predicate, skipping `offset` (matching) rows and returning at
-// most `limit`. Unfiltered scans are zero-copy (slices of the snapshot's batches); filtered
-// ones gather the matching rows into new batches.
+// Plain scan (DESIGN.md §6): the live rows of a snapshot's sources in scan order (sources
+// oldest first, positions ascending), filtered by an SQL filter (using key and BTree indexes
+// where they cover it, source_rows.h AcceptedRows), skipping `offset` (matching) rows and
+// returning at most `limit`. Also count_rows/.
 // Thread-safety: pure function over an immutable snapshot.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "query/predicate.h"
+#include <string>
 #include "query/projection.h"
 #include "query/query_result.h"
 #include "table/table.h"
@@ -25,14 +25,20 @@ struct ScanOptions {
   int64_t limit = std::numeric_limits<int64_t>::max();
   /// Output columns; empty = all.
   std::vector<ColumnRef> columns;
-  std::optional<EqualsPredicate> filter;
-  /// Append `_rowid` (uint64): the hidden row key of tables without a primary key
-  /// (TableSnapshot::row_ids), else the row position in the snapshot (0-based, oldest first).
+  /// SQL filter (query/filter/); unset = every live row.
+  std::optional<std::string> filter;
+  /// Append `_rowid` (uint64, the row-version address of source_rows.h).
   bool with_row_id = false;
 };
 
-/// Scans `snapshot`. Errors: Invalid for a negative offset or limit (naming it), an unknown
-/// column, or a filter that does not bind to the schema.
+/// Scans `snapshot`. QueryResult::plan names each source and how its rows were chosen.
+/// Errors: Invalid for a negative offset or limit (naming it), an unknown column, or a filter
+/// that does not parse or bind (token and position).
 Result<QueryResult> Scan(const table::TableSnapshot& snapshot, const ScanOptions& options);
+
+/// Live rows of `snapshot` passing `filter` (unset = all live rows; equals num_rows then).
+/// Errors: as Scan.
+Result<int64_t> CountRows(const table::TableSnapshot& snapshot,
+                          const std::optional<std::string>& filter);
 
 }  // namespace strata::query

@@ -14,7 +14,6 @@
 
 #include "common/status.h"
 #include "index/vector/distance.h"
-#include "query/predicate.h"
 #include "query/projection.h"
 #include "query/query_result.h"
 #include "table/table.h"
@@ -37,8 +36,16 @@ struct VectorSearchOptions {
   DistanceType distance = DistanceType::kL2;
   /// Output columns; empty = all. `_distance` (float32) is always appended after them.
   std::vector<ColumnRef> columns;
-  std::optional<EqualsPredicate> filter;
-  /// Append `_rowid` (uint64, the row position in the snapshot) after `_distance`.
+  /// SQL filter (query/filter/); unset = none.
+  std::optional<std::string> filter;
+  /// true (default): the filter restricts the candidates before the top-k (prefilter);
+  /// false: the top-k is computed first and then filtered, so fewer than k rows may return.
+  bool prefilter = true;
+  /// Keep only rows with lower_bound <= _distance < upper_bound (LanceDB distanceRange),
+  /// applied before the top-k cut.
+  std::optional<float> lower_bound;
+  std::optional<float> upper_bound;
+  /// Append `_rowid` (uint64, the row-version address of source_rows.h) after `_distance`.
   bool with_row_id = false;
   /// HNSW search breadth; unset = index::DefaultEf(k + offset).
   std::optional<int64_t> ef;
@@ -54,7 +61,8 @@ struct VectorSearchOptions {
 /// scan; candidates that are not live (superseded by a newer version of their key, or
 /// tombstones) are skipped; the per-source top lists are merged by distance (ties: older
 /// source, then lower position first). QueryResult::plan names each source and what it used.
-/// Errors (Invalid, naming the field): k < 1, offset < 0, ef < 1, empty query, a NaN or
+/// Errors (Invalid, naming the field): k < 1, offset < 0, ef < 1, lower_bound > upper_bound or
+/// a NaN bound, empty query, a NaN or
 /// infinite query element (its index), an all-zero query under cosine, dimension mismatch (both
 /// dimensions), unknown vector column, no or several candidate vector columns (listing them), a
 /// column that is not fixed_size_list<float32> (NotSupported for other element types), unknown

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,6 +52,20 @@ struct ShardFlushResult {
   uint64_t current_generation = 0;            // after the wait
 };
 
+/// One atomic write produced by a read-modify-write (update/, delete/, merge_insert/).
+struct Mutation {
+  /// Rows under the storage schema (TableSnapshot::storage_batches' schema: user columns, then
+  /// `_rowid` for tables without a primary key, then `_tombstone`) that keep the key they
+  /// carry: replacement versions (`_tombstone` false) and tombstones (`_tombstone` true, other
+  /// non-key columns null). Written first.
+  std::vector<arrow::RecordBatchPtr> storage_rows;
+  /// New rows under the user schema (tables without a primary key get fresh `_rowid` keys),
+  /// written after storage_rows in the same WAL entry (so they win over an equal key there).
+  std::vector<arrow::RecordBatchPtr> inserts;
+
+  bool empty() const;
+};
+
 class Table {
  public:
   virtual ~Table() = default;
@@ -75,6 +90,16 @@ class Table {
   /// Writes tombstones for the keys of `keys` (batches holding the key columns by name, see
   /// ShardWriter::Delete). Returns the new version. Errors: as ShardWriter::Delete.
   virtual Result<uint64_t> Delete(const std::vector<arrow::RecordBatchPtr>& keys) = 0;
+
+  /// Read-modify-write: takes the table's write lock exclusively (every other write of this
+  /// table, Insert / Delete / Overwrite / another ReadModifyWrite, waits; reads do not), takes
+  /// a snapshot that holds every write acknowledged before, calls `fn` on it, and writes the
+  /// Mutation it returns as one durable WAL entry before releasing the lock, so concurrent
+  /// updates are never lost. Returns the new version, or the current one when the mutation is
+  /// empty (nothing is written). Errors: whatever `fn` returns (nothing written); Invalid when
+  /// a mutation batch does not conform (nothing written); then as Insert.
+  virtual Result<uint64_t> ReadModifyWrite(
+      const std::function<Result<Mutation>(const TableSnapshot&)>& fn) = 0;
 
   /// DESIGN.md §4 rule 8: per shard, force_seal_active; when the seal was empty, the newest
   /// generation sealed and not yet published (if any); waits until those are published. When

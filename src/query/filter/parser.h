@@ -1,0 +1,43 @@
+// Parser of Strata's SQL filter / projection expressions (ast.h): a hand-written recursive
+// descent parser over a tokenizer, DataFusion / PostgreSQL precedence:
+//   OR < AND < NOT < comparison (= != <> < <= > >=), IS [NOT] NULL, [NOT] IN, [NOT] BETWEEN,
+//   [NOT] LIKE < + - < * / % < unary minus < primary.
+// Primaries: literals (integers, decimals, exponents, 'strings' with '' escaping, TRUE, FALSE,
+// NULL, DATE 'yyyy-mm-dd', TIMESTAMP 'yyyy-mm-dd[ T]hh:mm:ss[.ffffff]'), identifiers
+// ([A-Za-z_][A-Za-z0-9_]*, or `backtick quoted` with `` escaping, or "double quoted"), dotted
+// paths a.b.c, CAST(x AS type), function calls name(args...), parenthesized expressions.
+// Keywords are case-insensitive. A unary minus directly before a numeric literal folds into
+// the literal (-9223372036854775808 is an int).
+// Errors: Invalid with a message "<what> at position N" where N is the 0-based byte offset of
+// the offending token (and the token itself, capped at 32 bytes), e.g.
+//   "filter: unexpected token '>' at position 6", "filter: unterminated string literal at
+//   position 4", "filter: expected ')' at position 10 (end of input)",
+//   "filter: is 70000 bytes long; the limit is 65536 bytes (max_length)",
+//   "filter: nested deeper than 256 levels (max_depth) at position 300".
+// The parser never recurses more than max_depth levels (deeply nested input cannot overflow the
+// stack) and never reads outside the input. Fuzzed by fuzz/filter_parser_fuzz.cc.
+// Thread-safety: pure function.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "common/status.h"
+#include "query/filter/ast.h"
+
+namespace strata::query::filter {
+
+struct ParseOptions {
+  /// Longest accepted text in bytes (DESIGN.md §9 filter length limit).
+  size_t max_length = 64 * 1024;
+  /// Deepest accepted nesting (parentheses, operators, calls).
+  int max_depth = 256;
+  /// Prefix of error messages, e.g. "filter", "update expression for 'x'".
+  std::string_view context = "filter";
+};
+
+/// Parses one expression; the whole text must be consumed (trailing tokens are an error).
+/// Empty or all-whitespace text is Invalid ("... is empty").
+Result<ExprPtr> ParseExpression(std::string_view sql, const ParseOptions& options = {});
+
+}  // namespace strata::query::filter
