@@ -1,6 +1,7 @@
 #include "server/query_request.h"
 
 #include <cctype>
+#include <cmath>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -11,7 +12,8 @@ namespace strata::server {
 
 namespace {
 
-using nlohmann::json;
+// Insertion-ordered, so a `columns` object keeps the order the client gave its aliases.
+using json = nlohmann::ordered_json;
 
 Result<json> ParseObject(std::string_view body, const char* route, bool allow_empty) {
   size_t first = 0;
@@ -150,27 +152,37 @@ Result<std::vector<query::ColumnRef>> GetColumns(const json& j) {
                                "' must be a string, got " + Got(kv.value()));
       }
       const std::string expr = kv.value().get<std::string>();
+      // A plain column reference is gathered as is; anything else is an SQL expression the
+      // projection evaluates (query/projection.h).
       std::optional<std::string> ref = PlainColumnRef(expr);
-      if (!ref) {
-        return Status::NotSupported("columns: dynamic projection '" + kv.key() + "': '" + expr +
-                                    "' is not supported yet (only plain column references)");
-      }
-      out.push_back({*ref, kv.key()});
+      out.push_back({ref ? *ref : expr, kv.key()});
     }
     return out;
   }
-  return Status::Invalid("columns must be an array of names or an object {alias: column}, got " +
+  return Status::Invalid("columns must be an array of names or an object {alias: sql}, got " +
                          Got(*it));
 }
 
-Result<std::optional<query::EqualsPredicate>> GetFilter(const json& j, const char* key) {
+// An SQL filter (query/filter/); blank text = none. Syntax and names are checked when the
+// query binds it against the table schema.
+Result<std::optional<std::string>> GetFilter(const json& j, const char* key) {
   STRATA_ASSIGN_OR_RETURN(std::optional<std::string> sql, GetString(j, key));
-  if (!sql) return std::optional<query::EqualsPredicate>();
+  if (!sql) return std::optional<std::string>();
   bool blank = true;
   for (char c : *sql) blank = blank && std::isspace(static_cast<unsigned char>(c));
-  if (blank) return std::optional<query::EqualsPredicate>();
-  STRATA_ASSIGN_OR_RETURN(query::EqualsPredicate p, query::ParsePredicate(*sql));
-  return std::optional<query::EqualsPredicate>(std::move(p));
+  if (blank) return std::optional<std::string>();
+  return sql;
+}
+
+Result<std::optional<float>> GetBound(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::optional<float>();
+  if (!it->is_number()) {
+    return Status::Invalid(std::string(key) + " must be a number or null, got " + Got(*it));
+  }
+  const double v = it->get<double>();
+  if (std::isnan(v)) return Status::Invalid(std::string(key) + " must not be NaN");
+  return std::optional<float>(static_cast<float>(v));
 }
 
 Result<std::vector<float>> GetVector(const json& v) {
@@ -301,19 +313,17 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   QueryRequest req;
   STRATA_ASSIGN_OR_RETURN(req.version, GetVersion(j));
   if (!IsNull(j, "order_by")) return Status::NotSupported("order_by is not supported yet");
-  if (!IsNull(j, "lower_bound") || !IsNull(j, "upper_bound")) {
-    return Status::NotSupported("lower_bound/upper_bound (distance range) is not supported yet");
-  }
+  STRATA_ASSIGN_OR_RETURN(std::optional<float> lower_bound, GetBound(j, "lower_bound"));
+  STRATA_ASSIGN_OR_RETURN(std::optional<float> upper_bound, GetBound(j, "upper_bound"));
   // k's lower bound depends on the plan (checked below): >= 0 for a plain scan, >= 1 for a
   // vector search.
   STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> k,
                           GetInt(j, "k", std::numeric_limits<int64_t>::min()));
   STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> offset, GetInt(j, "offset", 0));
   STRATA_ASSIGN_OR_RETURN(std::vector<query::ColumnRef> columns, GetColumns(j));
-  STRATA_ASSIGN_OR_RETURN(std::optional<query::EqualsPredicate> filter, GetFilter(j, "filter"));
+  STRATA_ASSIGN_OR_RETURN(std::optional<std::string> filter, GetFilter(j, "filter"));
   STRATA_ASSIGN_OR_RETURN(bool with_row_id, GetBool(j, "with_row_id", false));
   STRATA_ASSIGN_OR_RETURN(bool prefilter, GetBool(j, "prefilter", true));
-  (void)prefilter;  // exact search: pre- and post-filtering differ only in result count
   STRATA_ASSIGN_OR_RETURN(std::optional<std::string> distance_type, GetString(j, "distance_type"));
   STRATA_ASSIGN_OR_RETURN(std::optional<std::string> vector_column, GetString(j, "vector_column"));
 
@@ -339,6 +349,7 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
     if (offset) fts.offset = *offset;
     fts.columns_out = std::move(columns);
     fts.filter = std::move(filter);
+    fts.prefilter = prefilter;
     fts.with_row_id = with_row_id;
     req.plan = std::move(fts);
     return req;
@@ -376,6 +387,9 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   vs.bypass_vector_index = bypass_vector_index;
   vs.columns = std::move(columns);
   vs.filter = std::move(filter);
+  vs.prefilter = prefilter;
+  vs.lower_bound = lower_bound;
+  vs.upper_bound = upper_bound;
   vs.with_row_id = with_row_id;
   req.plan = std::move(vs);
   return req;

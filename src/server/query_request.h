@@ -1,15 +1,17 @@
 // Parsing of the JSON bodies of the read routes into query options (PROTOCOL.md §5.1, §5.2).
 // query/: k (int64, i64 max = no limit), vector ([] = plain scan, [f64...] = vector search),
 // distance_type, columns (array of names, or an object {alias: column} whose values are plain
-// column references), offset, filter (`column = literal` only), with_row_id, vector_column,
-// version, ef (null or int >= 1: HNSW search breadth), bypass_vector_index; the other
-// vector-only tuning keys (nprobes, refine_factor, ...) are accepted and ignored.
+// column references or SQL expressions), offset, filter (SQL text, query/filter/; checked when
+// bound to the table), prefilter, with_row_id, vector_column, version, ef (null or int >= 1:
+// HNSW search breadth), bypass_vector_index, lower_bound / upper_bound (null or a number: the
+// distance range); the other vector-only tuning keys (nprobes, refine_factor, ...) are
+// accepted and ignored.
 // full_text_query (a full-text search; not together with a vector) in the legacy shape
 // {"columns": [..], "query": "text"} (OR match; [] = every FTS column) or the structured shape
 // {"query": {"match": {"terms", "column"?, "operator": "Or"|"And", "boost": 1, "fuzziness": 0,
 // ...}}} / {"query": {"phrase": {"terms", "column"?, "slop": 0}}}; k defaults to 10.
 // Unsupported features are rejected (NotSupported, HTTP 400) instead of being ignored:
-// order_by, multi-vector queries, dynamic projections, lower/upper_bound, the structured FTS
+// order_by, multi-vector queries, the structured FTS
 // queries multi_match / boost / boolean, fuzziness != 0, boost != 1, slop != 0.
 // Bodies nesting deeper than kMaxJsonDepth (common/json_guard.h) are rejected before parsing;
 // malformed JSON is Invalid naming the parser's byte position; invalid values are described by
@@ -26,7 +28,6 @@
 
 #include "common/status.h"
 #include "query/fts_search.h"
-#include "query/predicate.h"
 #include "query/scan.h"
 #include "query/vector_search.h"
 
@@ -40,13 +41,13 @@ struct QueryRequest {
 };
 
 /// Parses a query/ body. Errors: Invalid naming the key and what was expected; NotSupported
-/// for query features that later issues add (SQL filters, structured FTS queries other than
+/// for query features that later issues add (order_by, structured FTS queries other than
 /// match and phrase, multi-vector).
 Result<QueryRequest> ParseQueryRequest(std::string_view body);
 
 /// A parsed count_rows/ body ({"version"?, "predicate"?}; an empty body is allowed).
 struct CountRowsRequest {
-  std::optional<query::EqualsPredicate> predicate;
+  std::optional<std::string> predicate;  // SQL filter text; blank = none
   std::optional<uint64_t> version;
 };
 Result<CountRowsRequest> ParseCountRowsRequest(std::string_view body);

@@ -43,8 +43,6 @@ bool IsLaterIssueRoute(const std::string& action) {
                                          "tags/update",
                                          "tags/delete",
                                          "stats",
-                                         "explain_plan",
-                                         "analyze_plan",
                                          "rename",
                                          "clone",
                                          "page_cache/prewarm",
@@ -68,7 +66,8 @@ bool HasJsonBody(const std::string& action, const httplib::Request& http) {
   }
   return action == "describe" || action == "count_rows" || action == "query" ||
          action == "delete" || action == "flush" || action == "mem_wal/describe" ||
-         action == "create_index" || action == "index/list" || action == "index/{n}/stats";
+         action == "create_index" || action == "index/list" || action == "index/{n}/stats" ||
+         action == "explain_plan" || action == "analyze_plan";
 }
 
 // A Content-Length header value: decimal digits only, at most `max_body` (RFC 9110 §8.6).
@@ -121,6 +120,8 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "query") return HandleQuery(ctx, req, res);
   if (action == "drop") return HandleDrop(ctx, req, res);
   if (action == "delete") return HandleDelete(ctx, req, res);
+  if (action == "explain_plan") return HandleExplainPlan(ctx, req, res);
+  if (action == "analyze_plan") return HandleAnalyzePlan(ctx, req, res);
   if (action == "flush") return HandleFlush(ctx, req, res);
   if (action == "mem_wal/describe") return HandleMemWalDescribe(ctx, req, res);
   if (action == "create_index") return HandleCreateIndex(ctx, req, res);

@@ -39,6 +39,10 @@ void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Respo
 void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 /// delete/ by `col = literal` predicate -> tombstones (routes_write.cc).
 void HandleDelete(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// explain_plan/ ({"verbose", "query": {..}}) and analyze_plan/ (the query body): a JSON string
+/// naming each source and whether it used an index or an exact scan (routes_explain.cc).
+void HandleExplainPlan(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleAnalyzePlan(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 /// flush/ and mem_wal/describe/ (PROTOCOL.md §0 extensions, routes_mem_wal.cc).
 void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res);

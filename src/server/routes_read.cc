@@ -5,6 +5,7 @@
 #include "arrow/ipc/writer.h"
 #include "server/http_errors.h"
 #include "server/query_request.h"
+#include "server/query_runner.h"
 #include "server/routes.h"
 #include "server/table_helpers.h"
 
@@ -18,13 +19,9 @@ void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Respo
   const table::TableSnapshot snap = (*t)->Snapshot();
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);
-  int64_t count = snap.num_rows;
-  if (parsed->predicate) {
-    Result<int64_t> n = query::CountMatching(*parsed->predicate, snap);
-    if (!n.ok()) return SendError(res, n.status());
-    count = *n;
-  }
-  SendJson(res, std::to_string(count));
+  Result<int64_t> count = query::CountRows(snap, parsed->predicate);
+  if (!count.ok()) return SendError(res, count.status());
+  SendJson(res, std::to_string(*count));
 }
 
 void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
@@ -36,12 +33,7 @@ void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response&
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);
 
-  Result<query::QueryResult> result =
-      std::holds_alternative<query::VectorSearchOptions>(parsed->plan)
-          ? query::VectorSearch(snap, std::get<query::VectorSearchOptions>(parsed->plan))
-      : std::holds_alternative<query::FtsSearchOptions>(parsed->plan)
-          ? query::FtsSearch(snap, std::get<query::FtsSearchOptions>(parsed->plan))
-          : query::Scan(snap, std::get<query::ScanOptions>(parsed->plan));
+  Result<query::QueryResult> result = RunQuery(snap, *parsed);
   if (!result.ok()) return SendError(res, result.status());
   if (result->batches.empty()) {
     // Always send one batch, so readers see the columns even with no rows.

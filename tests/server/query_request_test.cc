@@ -40,8 +40,28 @@ TEST(QueryRequestTest, VectorQueryAsTheNodeClientSendsIt) {
   EXPECT_EQ(vs.columns[0].name, "id");
   EXPECT_EQ(vs.columns[1].name, "vector");
   ASSERT_TRUE(vs.filter.has_value());
-  EXPECT_EQ(vs.filter->value.string_value, "x");
+  EXPECT_EQ(*vs.filter, "name = 'x'");
+  EXPECT_TRUE(vs.prefilter);
+  EXPECT_FALSE(vs.lower_bound.has_value());
   EXPECT_EQ(r->version, 4u);
+}
+
+TEST(QueryRequestTest, CarriesFiltersBoundsAndDynamicProjections) {
+  auto r = ParseQueryRequest(
+      R"({"k":5,"vector":[1,2],"filter":"price > 1 AND cat IN ('a','b')","prefilter":false,)"
+      R"("lower_bound":0.5,"upper_bound":2,"columns":{"double":"price * 2","c":"cat"}})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& vs = std::get<query::VectorSearchOptions>(r->plan);
+  EXPECT_EQ(*vs.filter, "price > 1 AND cat IN ('a','b')");
+  EXPECT_FALSE(vs.prefilter);
+  EXPECT_FLOAT_EQ(*vs.lower_bound, 0.5f);
+  EXPECT_FLOAT_EQ(*vs.upper_bound, 2.0f);
+  ASSERT_EQ(vs.columns.size(), 2u);
+  // Output columns keep the order the client gave.
+  EXPECT_EQ(vs.columns[0].alias, "double");
+  EXPECT_EQ(vs.columns[0].name, "price * 2");
+  EXPECT_EQ(vs.columns[1].alias, "c");
+  EXPECT_EQ(vs.columns[1].name, "cat");
 }
 
 TEST(QueryRequestTest, RejectsWhatIsNotSupported) {
@@ -57,10 +77,10 @@ TEST(QueryRequestTest, RejectsWhatIsNotSupported) {
           Case{R"({"k":1,"vector":[1,"a"]})", "element 1 must be a number",
                StatusCode::kInvalidArgument},
           Case{R"({"k":1,"vector":[[1,2],[3,4]]})", "multi-vector", StatusCode::kNotSupported},
-          Case{R"({"k":1,"vector":[],"filter":"a > 1"})", "not supported yet",
+          Case{R"({"k":1,"vector":[],"filter":3})", "filter must be a string",
                StatusCode::kInvalidArgument},
-          Case{R"({"k":1,"vector":[],"columns":{"x":"a + 1"}})", "dynamic projection",
-               StatusCode::kNotSupported},
+          Case{R"({"k":1,"vector":[1,2],"lower_bound":"a"})", "lower_bound must be a number",
+               StatusCode::kInvalidArgument},
           Case{R"({"k":1,"vector":[],"full_text_query":{"query":{"multi_match":{"query":"hi"}}}})",
                "full_text_query.query.multi_match", StatusCode::kNotSupported},
           Case{R"({"k":1,"vector":[],"full_text_query":{"query":{"boolean":{"must":[]}}}})",
@@ -128,7 +148,7 @@ TEST(QueryRequestTest, LegacyFullTextQuery) {
   ASSERT_EQ(f.columns_out.size(), 1u);
   EXPECT_EQ(f.columns_out[0].name, "id");
   ASSERT_TRUE(f.filter.has_value());
-  EXPECT_EQ(f.filter->value.int_value, 3);
+  EXPECT_EQ(*f.filter, "id = 3");
   EXPECT_TRUE(f.with_row_id);
 
   // columns [] = every FTS column; no k = the FTS default 10.
@@ -176,8 +196,11 @@ TEST(QueryRequestTest, CountRowsAndDescribeBodies) {
   c = ParseCountRowsRequest(R"({"predicate":"id = 3","version":null})");
   ASSERT_TRUE(c.ok());
   ASSERT_TRUE(c->predicate.has_value());
-  EXPECT_EQ(c->predicate->value.int_value, 3);
-  EXPECT_FALSE(ParseCountRowsRequest(R"({"predicate":"id < 3"})").ok());
+  EXPECT_EQ(*c->predicate, "id = 3");
+  c = ParseCountRowsRequest(R"({"predicate":"  "})");
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->predicate.has_value());  // blank = no filter
+  EXPECT_FALSE(ParseCountRowsRequest(R"({"predicate":7})").ok());
 
   EXPECT_FALSE(ParseDescribeRequest("")->has_value());
   EXPECT_FALSE(ParseDescribeRequest(R"({"version":null})")->has_value());
