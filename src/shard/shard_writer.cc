@@ -157,7 +157,12 @@ struct ShardWriter::Impl {
     cv.notify_all();
   }
 
-  Result<PutResult> Write(std::vector<arrow::RecordBatchPtr> user_batches, bool tombstones);
+  /// One WAL entry: `storage_rows` (conformed to the storage schema, keys kept) followed by
+  /// `user_rows` (conformed to the user schema; hidden columns added here, fresh `_rowid`s
+  /// under mu for tables without a primary key). Later rows win over earlier ones of the same
+  /// key (MemTable positions follow this order). 0-row batches must already be removed.
+  Result<PutResult> Write(std::vector<arrow::RecordBatchPtr> storage_rows,
+                          std::vector<arrow::RecordBatchPtr> user_rows);
   void FlusherLoop();
   void IndexerLoop();
   void RunIndexTask(const IndexTask& task);
@@ -369,10 +374,11 @@ Status ShardWriter::Impl::Replay(uint64_t start) {
 // ----------------------------------------------------------------------------------------
 // Write path
 
-Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> batches,
-                                           bool tombstones) {
+Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> storage_rows,
+                                           std::vector<arrow::RecordBatchPtr> user_rows) {
   PutResult result;
-  for (const auto& b : batches) result.num_rows += b->num_rows();
+  for (const auto& b : storage_rows) result.num_rows += b->num_rows();
+  for (const auto& b : user_rows) result.num_rows += b->num_rows();
   std::unique_lock<std::mutex> lock(mu);
   STRATA_RETURN_IF_ERROR(CheckWritable());
   if (result.num_rows == 0) return result;
@@ -398,19 +404,32 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> ba
   }
   if (SealDue()) STRATA_RETURN_IF_ERROR(SealActive());
 
-  if (!tombstones && layout.rowid_column >= 0) {
-    // Hidden columns are added under mu so _rowid values follow insert order.
-    for (auto& b : batches) {
-      STRATA_ASSIGN_OR_RETURN(b, memtable::AddHiddenColumns(layout, *b, next_rowid, false));
-      next_rowid += static_cast<uint64_t>(b->num_rows());
+  if (layout.rowid_column >= 0) {
+    // A storage row keeps its `_rowid`: it must be one this shard assigned (a key from the
+    // future would later collide with a fresh insert). Checked under mu, before any change.
+    for (const auto& b : storage_rows) {
+      arrow::Array ids = b->column(layout.rowid_column);
+      for (int64_t i = 0; i < ids.length(); ++i) {
+        if (ids.Value<uint64_t>(i) >= next_rowid) {
+          return Status::Invalid("storage row " + std::to_string(i) + ": _rowid " +
+                                 std::to_string(ids.Value<uint64_t>(i)) +
+                                 " was never assigned by shard '" + shard_id + "' (next is " +
+                                 std::to_string(next_rowid) + ")");
+        }
+      }
     }
-  } else if (!tombstones) {
-    for (auto& b : batches) {
-      STRATA_ASSIGN_OR_RETURN(b, memtable::AddHiddenColumns(layout, *b, 0, false));
-    }
+  }
+  // Hidden columns are added under mu so _rowid values follow insert order.
+  std::vector<arrow::RecordBatchPtr> batches = std::move(storage_rows);
+  uint64_t rowid = next_rowid;
+  for (const auto& b : user_rows) {
+    STRATA_ASSIGN_OR_RETURN(auto with_hidden, memtable::AddHiddenColumns(layout, *b, rowid, false));
+    if (layout.rowid_column >= 0) rowid += static_cast<uint64_t>(b->num_rows());
+    batches.push_back(std::move(with_hidden));
   }
   GenPtr g = active;
   STRATA_ASSIGN_OR_RETURN(memtable::RowRange range, g->mt->Insert(batches));
+  next_rowid = rowid;  // assigned only once the rows are in the MemTable
   const bool durable = options.durable_write;
   if (!durable) g->mt->MarkDurable(range.end, 0);
   std::atomic<uint64_t>* epoch_ptr = &visible_epoch;
@@ -481,7 +500,35 @@ Result<PutResult> ShardWriter::Put(const std::vector<arrow::RecordBatchPtr>& bat
   for (auto& b : conformed) {
     if (b->num_rows() > 0) nonempty.push_back(std::move(b));
   }
-  return impl_->Write(std::move(nonempty), /*tombstones=*/false);
+  return impl_->Write({}, std::move(nonempty));
+}
+
+Result<PutResult> ShardWriter::Apply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                                     const std::vector<arrow::RecordBatchPtr>& user_rows) {
+  const auto& layout = impl_->layout;
+  auto conformed_storage = ConformBatches(layout.storage_schema, storage_rows);
+  if (!conformed_storage.ok()) {
+    return conformed_storage.status().WithContext("storage rows");
+  }
+  std::vector<arrow::RecordBatchPtr> storage;
+  for (auto& b : *conformed_storage) {
+    if (b->num_rows() == 0) continue;
+    for (int c : layout.key_columns) {
+      if (b->column(c).null_count() > 0) {
+        return Status::Invalid("storage rows: key column '" +
+                               layout.storage_schema->field(c)->name + "' has " +
+                               std::to_string(b->column(c).null_count()) + " nulls");
+      }
+    }
+    storage.push_back(std::move(b));
+  }
+  auto conformed_user = ConformBatches(layout.user_schema, user_rows);
+  if (!conformed_user.ok()) return conformed_user.status().WithContext("new rows");
+  std::vector<arrow::RecordBatchPtr> user;
+  for (auto& b : *conformed_user) {
+    if (b->num_rows() > 0) user.push_back(std::move(b));
+  }
+  return impl_->Write(std::move(storage), std::move(user));
 }
 
 Result<PutResult> ShardWriter::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
@@ -520,7 +567,7 @@ Result<PutResult> ShardWriter::Delete(const std::vector<arrow::RecordBatchPtr>& 
     rows.push_back(std::make_shared<arrow::RecordBatch>(layout.storage_schema, kb->num_rows(),
                                                         std::move(columns)));
   }
-  return impl_->Write(std::move(rows), /*tombstones=*/true);
+  return impl_->Write(std::move(rows), {});
 }
 
 // ----------------------------------------------------------------------------------------

@@ -218,6 +218,20 @@ class ShardWriter {
   /// then as Put.
   Result<PutResult> Delete(const std::vector<arrow::RecordBatchPtr>& keys);
 
+  /// Writes, in ONE WAL entry (one MemTable insert, so all or nothing and durable like Put):
+  /// first `storage_rows`, rows under storage_schema() that keep the key they carry
+  /// (replacement versions with `_tombstone` false/null, tombstones with `_tombstone` true),
+  /// then `user_rows`, new rows under schema() (tables without a primary key give them fresh
+  /// `_rowid` keys, as Put). Within the entry a later row wins over an earlier one of the same
+  /// key (higher MemTable position; a flush marks the older one deleted), so a user row
+  /// replaces a storage row of its key. Storage rows must hold non-null keys and, for tables
+  /// without a primary key, a `_rowid` this shard has assigned. Validation (ConformBatches
+  /// with each schema, keys) happens before anything is written: on any error nothing is.
+  /// Used by read-modify-writes (update/, delete/, merge_insert/). 0 rows writes nothing.
+  /// Errors: Invalid prefixed "storage rows: " or "new rows: " naming the column; then as Put.
+  Result<PutResult> Apply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                          const std::vector<arrow::RecordBatchPtr>& user_rows);
+
   /// Freezes the active MemTable and returns the generation it froze, once every put that
   /// reached it has settled in the WAL; nullopt (nothing frozen) when it holds no rows.
   /// Errors: Fenced; WriterPoisoned; Invalid after close().

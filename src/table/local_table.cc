@@ -133,6 +133,7 @@ std::string LocalTable::shard_id() const {
 }
 
 Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches) {
+  std::shared_lock<std::shared_mutex> write_lock(write_mu_);
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(auto put, shard_->Put(batches));
@@ -143,6 +144,7 @@ Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& ba
 Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
                                        const std::vector<arrow::RecordBatchPtr>& batches) {
   if (schema == nullptr) return Status::Invalid("table schema is missing");
+  std::shared_lock<std::shared_mutex> write_lock(write_mu_);
   std::unique_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
@@ -206,9 +208,32 @@ TableSnapshot LocalTable::Snapshot() const {
 }
 
 Result<uint64_t> LocalTable::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
+  std::shared_lock<std::shared_mutex> write_lock(write_mu_);
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(auto put, shard_->Delete(keys));
+  return manifest_.base_version() +
+         (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
+}
+
+Result<uint64_t> LocalTable::ReadModifyWrite(
+    const std::function<Result<Mutation>(const TableSnapshot&)>& fn) {
+  std::unique_lock<std::shared_mutex> write_lock(write_mu_);
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  }
+  // Every write acknowledged before this point is visible (puts return once durable and
+  // visible), and none can start until write_lock is released.
+  const TableSnapshot snapshot = Snapshot();
+  if (snapshot.shard == nullptr) {
+    return Status::Internal("table '" + name_ + "': snapshot failed; read-modify-write refused");
+  }
+  STRATA_ASSIGN_OR_RETURN(Mutation mutation, fn(snapshot));
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  if (mutation.empty()) return manifest_.base_version() + shard_->last_wal_position();
+  STRATA_ASSIGN_OR_RETURN(auto put, shard_->Apply(mutation.storage_rows, mutation.inserts));
   return manifest_.base_version() +
          (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
 }

@@ -10,9 +10,14 @@
 // base_version + WAL position) and hand the list to the shard writer, which indexes
 // MemTables and SSTables (ShardWriter::SetIndexes). An overwrite keeps no index definitions
 // (the schema may change).
-// Locking: `mu_` (shared_mutex) guards manifest_, schema_, shard_ and dropped_; Insert and
-// Snapshot take it shared (the ShardWriter orders concurrent inserts), Overwrite, Drop,
-// CreateIndex and DropIndex exclusively.
+// Locking: `write_mu_` (shared_mutex) orders row writes against read-modify-writes: Insert,
+// Delete and Overwrite take it shared (they run concurrently with each other; the
+// ShardWriter orders concurrent puts), ReadModifyWrite exclusively, from before its snapshot
+// until its mutation is durable and visible, so no write lands between its read and its write.
+// `mu_` (shared_mutex) guards manifest_, schema_, shard_ and dropped_; Insert, Delete and
+// Snapshot take it shared, Overwrite, Drop, CreateIndex and DropIndex exclusively.
+// Lock order: write_mu_ before mu_ (never the reverse); ReadModifyWrite calls its function
+// holding only write_mu_.
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
@@ -54,6 +59,8 @@ class LocalTable : public Table {
                              const std::vector<arrow::RecordBatchPtr>& batches) override;
   TableSnapshot Snapshot() const override;
   Result<uint64_t> Delete(const std::vector<arrow::RecordBatchPtr>& keys) override;
+  Result<uint64_t> ReadModifyWrite(
+      const std::function<Result<Mutation>(const TableSnapshot&)>& fn) override;
   Result<std::vector<ShardFlushResult>> Flush(shard::Deadline deadline) override;
   std::vector<shard::ShardDescription> DescribeShards() const override;
   Result<index::IndexSpec> CreateIndex(index::IndexSpec spec) override;
@@ -88,6 +95,9 @@ class LocalTable : public Table {
   const std::string name_;
   const shard::ShardWriterOptions options_;  // for every shard this table opens
 
+  /// Row-write lock (see the file comment): shared by Insert / Delete / Overwrite, exclusive
+  /// for ReadModifyWrite. Guards no data; it orders writes. Taken before mu_.
+  std::shared_mutex write_mu_;
   mutable std::shared_mutex mu_;
   format::TableManifest manifest_;             // guarded by mu_
   arrow::SchemaPtr schema_;                    // guarded by mu_
