@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "query/result_columns.h"
@@ -66,10 +67,15 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
   if (blank) return Status::Invalid("full_text_query: the query text is empty");
   STRATA_ASSIGN_OR_RETURN(Projection projection,
                           ResolveProjection(snapshot.schema, options.columns_out));
-  std::optional<BoundPredicate> filter;
+  const std::shared_ptr<const shard::ShardSnapshot> shard_ptr = ShardOf(snapshot);
+  SnapshotFilter filter;
   if (options.filter) {
-    STRATA_ASSIGN_OR_RETURN(filter, BindPredicate(*options.filter, *snapshot.schema));
+    STRATA_ASSIGN_OR_RETURN(filter, SnapshotFilter::Make(*shard_ptr, *options.filter));
   }
+  // Postfilter: rank over the live rows, then drop the top rows failing the filter.
+  const bool postfilter = !filter.empty() && !options.prefilter;
+  static const SnapshotFilter kNoFilter;
+  const SnapshotFilter& source_filter = postfilter ? kNoFilter : filter;
   static const std::vector<index::IndexSpec> kNoSpecs;
   const std::vector<index::IndexSpec>& specs =
       snapshot.shard ? snapshot.shard->index_specs : kNoSpecs;
@@ -128,8 +134,10 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
   QueryResult result;
   // Best score per (source, position) over the searched columns.
   std::map<std::pair<uint32_t, int64_t>, float> best;
-  if (snapshot.shard) {
-    const shard::ShardSnapshot& shard = *snapshot.shard;
+  {
+    const shard::ShardSnapshot& shard = *shard_ptr;
+    // Accepted rows per source, computed once for every searched column.
+    std::vector<std::optional<AcceptedRows>> accepted_by_source(shard.sources.size());
     for (const index::IndexSpec* spec : targets) {
       const int col = snapshot.schema->GetFieldIndex(spec->column);
       if (col < 0) {
@@ -176,7 +184,12 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
           result.plan.push_back(source.name + ": " + where + " skipped, no live rows");
           continue;
         }
-        const AcceptedRows accepted(source, filter ? &*filter : nullptr);
+        if (!accepted_by_source[s]) {
+          STRATA_ASSIGN_OR_RETURN(
+              accepted_by_source[s],
+              AcceptedRows::Make(shard, static_cast<uint32_t>(s), source_filter));
+        }
+        const AcceptedRows& accepted = *accepted_by_source[s];
         std::vector<index::ScoredDoc> docs;
         if (accepted.count() > 0 && !terms.empty()) {
           STRATA_ASSIGN_OR_RETURN(
@@ -188,12 +201,12 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
               best.emplace(std::make_pair(static_cast<uint32_t>(s), d.position), d.score);
           if (!inserted && d.score > it->second) it->second = d.score;
         }
-        result.plan.push_back(source.name + ": " + where +
-                              (temporary[s]
-                                   ? ", temporary index over " + std::to_string(source.num_rows) +
-                                         " rows (not built for this source yet)"
-                                   : std::string()) +
-                              ", " + std::to_string(docs.size()) + " matches");
+        result.plan.push_back(
+            source.name + ": " + (accepted.plan().empty() ? "" : accepted.plan() + "; ") + where +
+            (temporary[s] ? ", temporary index over " + std::to_string(source.num_rows) +
+                                " rows (not built for this source yet)"
+                          : std::string()) +
+            ", " + std::to_string(docs.size()) + " matches");
       }
     }
   }
@@ -202,6 +215,19 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
   ranked.reserve(best.size());
   for (const auto& [key, score] : best) ranked.push_back({score, key.first, key.second});
   std::sort(ranked.begin(), ranked.end(), ScoreBetter);
+  if (static_cast<int64_t>(ranked.size()) > want) ranked.resize(static_cast<size_t>(want));
+  if (postfilter) {
+    std::vector<SourceHit> top;
+    for (const ScoredHit& h : ranked) top.push_back({h.source, h.position});
+    STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> pass, FilterHits(*shard_ptr, filter, top));
+    std::vector<ScoredHit> kept;
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      if (pass[i] != 0) kept.push_back(ranked[i]);
+    }
+    result.plan.push_back("postfilter: " + std::to_string(kept.size()) + " of " +
+                          std::to_string(ranked.size()) + " top rows pass the filter");
+    ranked = std::move(kept);
+  }
   const size_t skip =
       static_cast<size_t>(std::min<int64_t>(options.offset, static_cast<int64_t>(ranked.size())));
   const size_t end = static_cast<size_t>(
@@ -218,16 +244,10 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
   fields.push_back(arrow::field(kScoreColumn, arrow::float32(), true));
   if (options.with_row_id) fields.push_back(arrow::field(kRowIdColumn, arrow::uint64(), true));
   result.schema = std::make_shared<arrow::Schema>(std::move(fields), projection.schema->metadata());
-  std::vector<arrow::ArrayDataPtr> columns;
-  if (snapshot.shard) {
-    STRATA_ASSIGN_OR_RETURN(columns, GatherSourceRows(*snapshot.shard, projection, hits));
-  }
+  STRATA_ASSIGN_OR_RETURN(std::vector<arrow::ArrayDataPtr> columns,
+                          GatherSourceRows(*shard_ptr, projection, hits));
   columns.push_back(MakeFloat32Values(scores));
-  if (options.with_row_id) {
-    columns.push_back(MakeUInt64Array(
-        snapshot.shard ? SourceRowIds(*snapshot.shard, snapshot.schema->num_fields(), hits)
-                       : std::vector<uint64_t>{}));
-  }
+  if (options.with_row_id) columns.push_back(MakeUInt64Array(SourceRowIds(*shard_ptr, hits)));
   result.num_rows = static_cast<int64_t>(hits.size());
   result.batches.push_back(
       std::make_shared<arrow::RecordBatch>(result.schema, result.num_rows, std::move(columns)));

@@ -26,6 +26,7 @@
 #include "query/filter/evaluator.h"
 #include "query/projection.h"
 #include "shard/shard_writer.h"
+#include "table/table.h"
 
 namespace strata::query {
 
@@ -123,5 +124,17 @@ std::vector<uint64_t> SourceRowIds(const shard::ShardSnapshot& shard,
 /// `_rowoffset` of each of `hits` (see the file comment).
 std::vector<uint64_t> SourceRowOffsets(const shard::ShardSnapshot& shard,
                                        const std::vector<SourceHit>& hits);
+
+/// Whether each of `hits` passes `filter` (1) or not (0), evaluating it over the gathered rows
+/// of the columns it reads only (postfiltering a top-k). Liveness is not checked. An empty
+/// filter passes every hit. Errors: Invalid from the gather kernel or evaluation.
+Result<std::vector<uint8_t>> FilterHits(const shard::ShardSnapshot& shard,
+                                        const SnapshotFilter& filter,
+                                        const std::vector<SourceHit>& hits);
+
+/// The shard snapshot of `snapshot`; for a TableSnapshot without one (built by hand, or a
+/// failed snapshot, which has no rows) a single source "snapshot" of generation 0 holding
+/// snapshot.batches, every row live.
+std::shared_ptr<const shard::ShardSnapshot> ShardOf(const table::TableSnapshot& snapshot);
 
 }  // namespace strata::query

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 
-#include "arrow/compute/gather.h"
 #include "index/vector/exact_search.h"
 #include "index/vector/hnsw_index.h"
 #include "query/result_columns.h"
@@ -14,18 +14,6 @@
 namespace strata::query {
 
 namespace {
-
-struct Candidate {
-  float distance;
-  int32_t batch;
-  int64_t row;       // row inside the batch
-  int64_t position;  // row position in the snapshot
-};
-
-// Max-heap order on (distance, position): the heap top is the worst kept candidate.
-inline bool Better(const Candidate& a, const Candidate& b) {
-  return a.distance < b.distance || (a.distance == b.distance && a.position < b.position);
-}
 
 bool IsFloatVectorType(const arrow::DataType& type) {
   return type.id() == arrow::TypeId::kFixedSizeList &&
@@ -56,14 +44,11 @@ std::string FormatFraction(double f) {
   return buf;
 }
 
-// The per-source algorithm of vector_search.h over snapshot.shard.
-Result<QueryResult> SearchSources(const table::TableSnapshot& snapshot,
+// The per-source algorithm of vector_search.h over `shard`.
+Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow::Schema& schema,
                                   const VectorSearchOptions& options, int vcol, int64_t dim,
-                                  const Projection& projection,
-                                  const std::optional<BoundPredicate>& filter) {
-  const shard::ShardSnapshot& shard = *snapshot.shard;
-  const std::string& vname = snapshot.schema->field(vcol)->name;
-  const int num_user_fields = snapshot.schema->num_fields();
+                                  const Projection& projection, const SnapshotFilter& filter) {
+  const std::string& vname = schema.field(vcol)->name;
   int64_t want = options.k;
   if (options.offset > std::numeric_limits<int64_t>::max() - want) {
     want = std::numeric_limits<int64_t>::max();
@@ -77,20 +62,47 @@ Result<QueryResult> SearchSources(const table::TableSnapshot& snapshot,
   for (const index::IndexSpec& spec : shard.index_specs) {
     if (spec.kind == index::IndexKind::kHnsw && spec.column == vname) hnsw_spec = &spec;
   }
+  const bool bounded = options.lower_bound.has_value() || options.upper_bound.has_value();
+  const auto in_bounds = [&options](float d) {
+    return (!options.lower_bound || d >= *options.lower_bound) &&
+           (!options.upper_bound || d < *options.upper_bound);
+  };
+  // Prefilter: the filter restricts the candidates; postfilter: only liveness does, and the
+  // filter runs over the merged top list.
+  const bool postfilter = !filter.empty() && !options.prefilter;
+  static const SnapshotFilter kNoFilter;
+  const SnapshotFilter& source_filter = postfilter ? kNoFilter : filter;
 
   QueryResult result;
   std::vector<SourceCandidate> candidates;
-  for (size_t s = 0; s < shard.sources.size(); ++s) {
+  for (uint32_t s = 0; s < shard.sources.size(); ++s) {
     const shard::SourceView& source = shard.sources[s];
-    const AcceptedRows accepted(source, filter ? &*filter : nullptr);
+    STRATA_ASSIGN_OR_RETURN(AcceptedRows accepted, AcceptedRows::Make(shard, s, source_filter));
+    const std::string filter_plan = accepted.plan().empty() ? "" : accepted.plan() + "; ";
     if (accepted.count() == 0) {
-      result.plan.push_back(source.name + ": skipped, " +
+      result.plan.push_back(source.name + ": " + filter_plan + "skipped, " +
                             (source.live_rows == 0 ? std::string("no live rows")
                                                    : std::string("no live row passes the filter")));
       continue;
     }
     const int64_t source_want = std::min(want, accepted.count());
-    const auto accept = [&accepted](int64_t label) { return accepted.Test(label); };
+    // Distance bounds are checked while collecting, so k rows come back when enough exist.
+    const auto distance_of = [&source, &searcher, vcol, dim](int64_t label) {
+      const auto [b, row] = source.Locate(label);
+      if (b < 0) return std::numeric_limits<float>::quiet_NaN();
+      const arrow::Array list = source.batches[static_cast<size_t>(b)]->column(vcol);
+      if (list.IsNull(row)) return std::numeric_limits<float>::quiet_NaN();
+      const arrow::Array child = list.child(0);
+      return searcher.Distance(child.raw_values<float>() + (list.offset() + row) * dim);
+    };
+    std::function<bool(int64_t)> accept;
+    if (bounded) {
+      accept = [&accepted, &distance_of, &in_bounds](int64_t label) {
+        return accepted.Test(label) && in_bounds(distance_of(label));
+      };
+    } else {
+      accept = [&accepted](int64_t label) { return accepted.Test(label); };
+    }
     const index::ColumnIndex* ci =
         options.bypass_vector_index ? nullptr : source.FindIndex(vcol, index::IndexKind::kHnsw);
     std::string why_exact;
@@ -110,18 +122,21 @@ Result<QueryResult> SearchSources(const table::TableSnapshot& snapshot,
                   " of " + std::to_string(source.num_rows) + " rows accepted (< " +
                   FormatFraction(index::kExactSearchMaxFraction) + ")";
     }
+    int64_t kept = 0;
     if (why_exact.empty()) {
       const int64_t ef = options.ef.value_or(index::DefaultEf(source_want));
       STRATA_ASSIGN_OR_RETURN(std::vector<index::Neighbor> found,
                               ci->hnsw()->Search(options.query.data(), source_want, ef, accept));
       for (const index::Neighbor& n : found) {
         // The index may hold rows newer than the snapshot: accept() already rejected them.
-        candidates.push_back({n.distance, static_cast<uint32_t>(s), n.label});
+        if (bounded && !in_bounds(n.distance)) continue;
+        candidates.push_back({n.distance, s, n.label});
+        ++kept;
       }
-      result.plan.push_back(source.name + ": HNSW '" + ci->spec().name +
+      result.plan.push_back(source.name + ": " + filter_plan + "HNSW '" + ci->spec().name +
                             "' ef=" + std::to_string(std::max(ef, source_want)) + ", " +
-                            std::to_string(found.size()) + " candidates" +
-                            (filter ? " (filtered)" : ""));
+                            std::to_string(kept) + " candidates" +
+                            (accepted.filtered() ? " (filtered)" : ""));
       continue;
     }
     index::TopK top(source_want);
@@ -130,13 +145,29 @@ Result<QueryResult> SearchSources(const table::TableSnapshot& snapshot,
           searcher.Scan(source.batches[b]->column(vcol), source.batch_starts[b], &top, accept));
     }
     for (const index::Neighbor& n : top.Sorted()) {
-      candidates.push_back({n.distance, static_cast<uint32_t>(s), n.label});
+      if (bounded && !in_bounds(n.distance)) continue;
+      candidates.push_back({n.distance, s, n.label});
     }
-    result.plan.push_back(source.name + ": exact scan of " + std::to_string(accepted.count()) +
-                          " rows (" + why_exact + ")");
+    result.plan.push_back(source.name + ": " + filter_plan + "exact scan of " +
+                          std::to_string(accepted.count()) + " rows (" + why_exact + ")");
   }
 
   std::sort(candidates.begin(), candidates.end(), SourceBetter);
+  if (static_cast<int64_t>(candidates.size()) > want) {
+    candidates.resize(static_cast<size_t>(want));
+  }
+  if (postfilter) {
+    std::vector<SourceHit> top;
+    for (const SourceCandidate& c : candidates) top.push_back({c.source, c.position});
+    STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> pass, FilterHits(shard, filter, top));
+    std::vector<SourceCandidate> kept;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (pass[i] != 0) kept.push_back(candidates[i]);
+    }
+    result.plan.push_back("postfilter: " + std::to_string(kept.size()) + " of " +
+                          std::to_string(candidates.size()) + " top rows pass the filter");
+    candidates = std::move(kept);
+  }
   const size_t skip = static_cast<size_t>(
       std::min<int64_t>(options.offset, static_cast<int64_t>(candidates.size())));
   const size_t end = static_cast<size_t>(
@@ -152,9 +183,7 @@ Result<QueryResult> SearchSources(const table::TableSnapshot& snapshot,
   STRATA_ASSIGN_OR_RETURN(std::vector<arrow::ArrayDataPtr> columns,
                           GatherSourceRows(shard, projection, hits));
   columns.push_back(MakeFloat32Values(distances));
-  if (options.with_row_id) {
-    columns.push_back(MakeUInt64Array(SourceRowIds(shard, num_user_fields, hits)));
-  }
+  if (options.with_row_id) columns.push_back(MakeUInt64Array(SourceRowIds(shard, hits)));
   result.schema = OutputSchema(projection, /*with_distance=*/true, options.with_row_id);
   result.num_rows = out_rows;
   result.batches.push_back(
@@ -227,9 +256,13 @@ Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
   }
   STRATA_ASSIGN_OR_RETURN(Projection projection,
                           ResolveProjection(snapshot.schema, options.columns));
-  std::optional<BoundPredicate> filter;
-  if (options.filter) {
-    STRATA_ASSIGN_OR_RETURN(filter, BindPredicate(*options.filter, *snapshot.schema));
+  if ((options.lower_bound && std::isnan(*options.lower_bound)) ||
+      (options.upper_bound && std::isnan(*options.upper_bound))) {
+    return Status::Invalid("distance_range: lower_bound and upper_bound must not be NaN");
+  }
+  if (options.lower_bound && options.upper_bound && *options.lower_bound > *options.upper_bound) {
+    return Status::Invalid("distance_range: lower_bound " + std::to_string(*options.lower_bound) +
+                           " is greater than upper_bound " + std::to_string(*options.upper_bound));
   }
   if (options.ef && *options.ef < 1) {
     return Status::Invalid("ef must be >= 1, got " + std::to_string(*options.ef));
@@ -239,96 +272,12 @@ Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
     return Status::Invalid(
         "vector: the query vector is all zeros, which has no cosine distance; use l2 or dot");
   }
-  if (snapshot.shard) {
-    return SearchSources(snapshot, options, vcol, dim, projection, filter);
+  const std::shared_ptr<const shard::ShardSnapshot> shard = ShardOf(snapshot);
+  SnapshotFilter filter;
+  if (options.filter) {
+    STRATA_ASSIGN_OR_RETURN(filter, SnapshotFilter::Make(*shard, *options.filter));
   }
-
-  // Keep the best `want` = k + offset (saturating, at most the row count).
-  int64_t want = options.k;
-  if (options.offset > std::numeric_limits<int64_t>::max() - want) {
-    want = std::numeric_limits<int64_t>::max();
-  } else {
-    want += options.offset;
-  }
-  want = std::min(want, snapshot.num_rows);
-
-  const float* q = options.query.data();
-  const float q_norm = std::sqrt(index::SquaredNorm(q, dim));
-  std::vector<Candidate> heap;
-  heap.reserve(static_cast<size_t>(std::min<int64_t>(want, 1 << 20)));
-  std::vector<uint8_t> mask;
-  int64_t base = 0;
-  for (size_t b = 0; b < snapshot.batches.size() && want > 0; ++b) {
-    const arrow::RecordBatch& batch = *snapshot.batches[b];
-    const int64_t n = batch.num_rows();
-    const arrow::Array list = batch.column(vcol);
-    const arrow::Array child = list.child(0);
-    const float* values = child.raw_values<float>();
-    const bool list_has_nulls = !list.data()->buffers.empty() && list.data()->buffers[0] != nullptr;
-    const bool child_has_nulls = !child.data()->buffers.empty() &&
-                                 child.data()->buffers[0] != nullptr && child.null_count() != 0;
-    if (filter) EvaluatePredicate(*filter, batch, &mask);
-    for (int64_t i = 0; i < n; ++i) {
-      if (filter && !mask[static_cast<size_t>(i)]) continue;
-      if (list_has_nulls && list.IsNull(i)) continue;
-      const int64_t start = (list.offset() + i) * dim;
-      if (child_has_nulls) {
-        bool any_null = false;
-        for (int64_t j = 0; j < dim && !any_null; ++j) any_null = child.IsNull(start + j);
-        if (any_null) continue;
-      }
-      const float d = index::Distance(options.distance, q, q_norm, values + start, dim);
-      if (std::isnan(d)) continue;
-      const Candidate c{d, static_cast<int32_t>(b), i, base + i};
-      if (static_cast<int64_t>(heap.size()) < want) {
-        heap.push_back(c);
-        std::push_heap(heap.begin(), heap.end(), Better);
-      } else if (Better(c, heap.front())) {
-        std::pop_heap(heap.begin(), heap.end(), Better);
-        heap.back() = c;
-        std::push_heap(heap.begin(), heap.end(), Better);
-      }
-    }
-    base += n;
-  }
-  std::sort_heap(heap.begin(), heap.end(), Better);  // ascending by (distance, position)
-  const size_t skip = static_cast<size_t>(std::min<int64_t>(options.offset, heap.size()));
-
-  QueryResult result;
-  result.schema = OutputSchema(projection, /*with_distance=*/true, options.with_row_id);
-  const int64_t out_rows = static_cast<int64_t>(heap.size() - skip);
-  std::vector<arrow::ArrayDataPtr> columns;
-  for (size_t c = 0; c < projection.indices.size(); ++c) {
-    const int src = projection.indices[c];
-    std::vector<arrow::compute::Span> spans;
-    spans.reserve(static_cast<size_t>(out_rows));
-    for (size_t r = skip; r < heap.size(); ++r) {
-      const Candidate& cand = heap[r];
-      arrow::compute::AddSpan(
-          &spans,
-          {snapshot.batches[static_cast<size_t>(cand.batch)]->column_data(src).get(), cand.row, 1});
-    }
-    STRATA_ASSIGN_OR_RETURN(
-        arrow::ArrayDataPtr col,
-        arrow::compute::GatherSpans(projection.schema->field(static_cast<int>(c))->type, spans));
-    columns.push_back(std::move(col));
-  }
-  std::vector<float> distances;
-  std::vector<uint64_t> row_ids;
-  for (size_t r = skip; r < heap.size(); ++r) {
-    distances.push_back(heap[r].distance);
-    // The hidden `_rowid` key when the table has one, else the snapshot row position.
-    row_ids.push_back(snapshot.row_ids.empty()
-                          ? static_cast<uint64_t>(heap[r].position)
-                          : arrow::Array(snapshot.row_ids[static_cast<size_t>(heap[r].batch)])
-                                .Value<uint64_t>(heap[r].row));
-  }
-  columns.push_back(MakeFloat32Values(distances));
-  if (options.with_row_id) columns.push_back(MakeUInt64Array(row_ids));
-  result.num_rows = out_rows;
-  result.batches.push_back(
-      std::make_shared<arrow::RecordBatch>(result.schema, out_rows, std::move(columns)));
-  return result;
+  return SearchSources(*shard, *snapshot.schema, options, vcol, dim, projection, filter);
 }
 
 }  // namespace strata::query

@@ -955,6 +955,7 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
       // Indexes first: one complete now covers every row of the snapshot taken after it.
       indexes.push_back(g->mt->CompleteIndexes());
       sources.memtables.push_back(g->mt->Snapshot());
+      sources.memtable_handles.push_back(g->mt);  // key lookups (SourceView::find_key)
     };
     for (const auto& f : s.frozen) add_memtable(f);
     add_memtable(s.active);

@@ -7,12 +7,19 @@
 // a source whose index is missing or still being built has none, and queries scan it exactly).
 // A MemTable's index may hold rows newer than the snapshot: they are never live here, so
 // callers filter candidates with IsLive.
+// Point lookups (DESIGN.md §5 primary-key index): `key_columns` names the declared primary key
+// and `find_key` maps an encoded key (format/key_encoding.h) to the newest row of this source
+// holding it below num_rows (an SSTable: SSTableReader::Lookup, bloom filter then pk index; a
+// MemTable: its primary-key index read at the snapshot's watermark).
 // Thread-safety: immutable once built; share freely.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,6 +38,14 @@ struct SourceView {
   std::vector<std::vector<uint8_t>> live;  // per batch: LSB-first bitmap of live rows
   int64_t live_rows = 0;
   std::vector<std::shared_ptr<const index::ColumnIndex>> indexes;
+  /// Storage indexes of the declared primary-key columns, key order; empty for tables keyed
+  /// by the hidden `_rowid`.
+  std::vector<int> key_columns;
+  /// Newest row position < num_rows whose encoded key (format/key_encoding.h over
+  /// key_columns) is `key`, or nullopt. The row may be a tombstone or superseded by a newer
+  /// source: callers check IsLive. Empty when the source has no key index reachable (queries
+  /// then evaluate filters over its rows).
+  std::function<std::optional<int64_t>(std::string_view key)> find_key;
 
   /// (batch index, row in batch) of `position`, or (-1, -1) when out of [0, num_rows).
   std::pair<int64_t, int64_t> Locate(int64_t position) const;

@@ -46,6 +46,14 @@ Result<ShardSnapshot> MergeTiers(const memtable::StorageLayout& layout,
     SourceView v;
     v.name = "sstable gen " + std::to_string(t->generation());
     v.generation = t->generation();
+    if (layout.rowid_column < 0) {
+      v.key_columns = layout.key_columns;
+      v.find_key = [t](std::string_view key) -> std::optional<int64_t> {
+        auto hit = t->Lookup(key);
+        if (!hit) return std::nullopt;
+        return hit->position;
+      };
+    }
     add_source(std::move(v), t->batches());
   }
   for (size_t i = 0; i < sources.memtables.size(); ++i) {
@@ -56,6 +64,17 @@ Result<ShardSnapshot> MergeTiers(const memtable::StorageLayout& layout,
     v.generation = m.generation;
     v.name = "memtable gen " + std::to_string(m.generation) +
              (i + 1 == sources.memtables.size() ? " (active)" : " (frozen)");
+    if (layout.rowid_column < 0 && i < sources.memtable_handles.size() &&
+        sources.memtable_handles[i] != nullptr) {
+      v.key_columns = layout.key_columns;
+      // The MemTable keeps growing: read its index at this snapshot's watermark.
+      v.find_key = [mt = sources.memtable_handles[i],
+                    watermark = m.num_rows](std::string_view key) -> std::optional<int64_t> {
+        return mt->Lookup(key, watermark);
+      };
+    } else if (layout.rowid_column < 0) {
+      v.key_columns = layout.key_columns;
+    }
     add_source(std::move(v), m.batches);
   }
   const int ts = layout.tombstone_column;

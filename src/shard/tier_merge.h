@@ -25,6 +25,10 @@ namespace strata::shard {
 struct TierSources {
   std::vector<std::shared_ptr<const sstable::SSTableReader>> sstables;  // ascending generation
   std::vector<memtable::MemTableSnapshot> memtables;  // ascending generation, active last
+  /// Optional, parallel to `memtables`: the MemTables themselves, for point lookups by key
+  /// (SourceView::find_key reads their primary-key index at the snapshot's watermark). Empty
+  /// = no key lookups on MemTable sources.
+  std::vector<std::shared_ptr<const memtable::MemTable>> memtable_handles;
   /// WAL position already covered by SSTables (manifest replay_after_wal_entry_position).
   uint64_t base_wal_position = 0;
 };
