@@ -1,6 +1,7 @@
 // Full-text search over shard sources (fts_search.h): per-source or temporary inverted
 // indexes, BM25 with statistics over the live rows of all sources, liveness, filters, errors.
 #include "query/fts_search.h"
+#include "query/source_rows.h"
 
 #include <gtest/gtest.h>
 
@@ -170,9 +171,9 @@ TEST(FtsSearchTest, FilterOperatorsPhraseOffsetAndRowId) {
   auto ph = FtsSearch(snap, phrase);
   ASSERT_TRUE(ph.ok()) << ph.status().ToString();
   EXPECT_EQ(sorted_ids(*ph), (std::vector<int64_t>{2, 4}));
-  // Filter + row ids (hidden _rowid = first_rowid + row).
+  // Filter + row ids (_rowid = generation << 32 | position: id 4 is row 0 of generation 2).
   FtsSearchOptions f = Match("cat");
-  f.filter = EqualsPredicate{"id", Literal{Literal::Kind::kInt, 4, 0, "", false}};
+  f.filter = "id = 4";
   f.with_row_id = true;
   f.columns_out = {{"text", "t"}};
   auto fr = FtsSearch(snap, f);
@@ -180,7 +181,8 @@ TEST(FtsSearchTest, FilterOperatorsPhraseOffsetAndRowId) {
   ASSERT_EQ(fr->num_rows, 1);
   EXPECT_EQ(fr->batches[0]->schema()->field(0)->name, "t");
   EXPECT_EQ(arrow::Array(fr->batches[0]->column(0)).GetView(0), "big cat");
-  EXPECT_EQ(NumericColumn(*fr->batches[0], kRowIdColumn), (std::vector<double>{103}));
+  EXPECT_EQ(NumericColumn(*fr->batches[0], kRowIdColumn),
+            (std::vector<double>{static_cast<double>(EncodeRowId(2, 0))}));
   // Offset and k: the ranking of the OR query, shifted by one.
   FtsSearchOptions page = Match("big cat");
   page.k = 2;

@@ -49,7 +49,7 @@ TEST(ScanTest, OffsetAndLimitAcrossBatches) {
 
 TEST(ScanTest, FilterProjectionAndRowIds) {
   ScanOptions o;
-  o.filter = ParsePredicate("name = 'a'").value();
+  o.filter = "name = 'a'";
   o.offset = 1;
   o.columns = {{"id", "k"}};
   o.with_row_id = true;

@@ -217,4 +217,20 @@ inline std::vector<std::string> SourceNames(const table::TableSnapshot& snap) {
   return out;
 }
 
+/// The int64 `id` (user column 0) of the row version at `_rowid` address `row_id`
+/// (generation << 32 | position, query/source_rows.h), or nullopt when no source of the
+/// snapshot has that generation and position.
+inline std::optional<int64_t> IdAtRowId(const table::TableSnapshot& snap, uint64_t row_id) {
+  if (!snap.shard) return std::nullopt;
+  const uint64_t generation = row_id >> 32;
+  const int64_t position = static_cast<int64_t>(row_id & 0xffffffffULL);
+  for (const auto& s : snap.shard->sources) {
+    if (s.generation != generation) continue;
+    const auto [b, row] = s.Locate(position);
+    if (b < 0) return std::nullopt;
+    return arrow::Array(s.batches[static_cast<size_t>(b)]->column_data(0)).Value<int64_t>(row);
+  }
+  return std::nullopt;
+}
+
 }  // namespace strata::query::testing

@@ -15,6 +15,7 @@
 #include "index/vector/hnsw_index.h"
 #include "io/local_object_store.h"
 #include "query/query_result.h"
+#include "query/source_rows.h"
 #include "query/vector_search.h"
 #include "tier_test_util.h"
 
@@ -261,7 +262,7 @@ TEST(TierVectorSearchTest, FilterWithVectorSelectiveAndNot) {
     VectorSearchOptions o;
     o.query = q;
     o.k = 8;
-    o.filter = EqualsPredicate{"text", Literal{Literal::Kind::kString, 0, 0, value, false}};
+    o.filter = std::string("text = '") + value + "'";
     auto r = VectorSearch(snap, o);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     std::vector<const TierRow*> matching;
@@ -321,8 +322,11 @@ TEST(TierVectorSearchTest, KLargerThanLiveRowsReturnsEveryLiveRowWithAVector) {
   // Ties (ids 4 and 5 at distance 1): the older source first.
   EXPECT_EQ(Ids(*r->batches[0]), (std::vector<int64_t>{1, 4, 5, 2}));
   EXPECT_EQ(NumericColumn(*r->batches[0], kDistanceColumn), (std::vector<double>{0, 1, 1, 4}));
-  // Hidden _rowid: the storage column (first_rowid + row).
-  EXPECT_EQ(NumericColumn(*r->batches[0], kRowIdColumn), (std::vector<double>{0, 3, 5, 4}));
+  // _rowid = generation << 32 | position (not the hidden key column).
+  EXPECT_EQ(NumericColumn(*r->batches[0], kRowIdColumn),
+            (std::vector<double>{
+                static_cast<double>(EncodeRowId(1, 0)), static_cast<double>(EncodeRowId(1, 3)),
+                static_cast<double>(EncodeRowId(2, 1)), static_cast<double>(EncodeRowId(2, 0))}));
   // The text column comes from the right source (the newer copy of key 2).
   arrow::Array text = r->batches[0]->column(1);
   EXPECT_EQ(text.GetView(3), "b2");
@@ -335,7 +339,7 @@ TEST(TierVectorSearchTest, KLargerThanLiveRowsReturnsEveryLiveRowWithAVector) {
   EXPECT_EQ(Ids(*off->batches[0]), (std::vector<int64_t>{5}));
 }
 
-TEST(TierVectorSearchTest, PrimaryKeyRowIdIsTheOrdinalInTheMergedSnapshot) {
+TEST(TierVectorSearchTest, PrimaryKeyRowIdIsGenerationAndPosition) {
   auto schema = TierSchema(2);
   HandSource a{"sstable gen 1",
                false,
@@ -358,9 +362,13 @@ TEST(TierVectorSearchTest, PrimaryKeyRowIdIsTheOrdinalInTheMergedSnapshot) {
   o.with_row_id = true;
   auto r = VectorSearch(snap, o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  // Merged live order: 1 (0), 3 (1), 4 (2), 2 (3), 5 (4).
   EXPECT_EQ(Ids(*r->batches[0]), (std::vector<int64_t>{3, 4, 2, 5, 1}));
-  EXPECT_EQ(NumericColumn(*r->batches[0], kRowIdColumn), (std::vector<double>{1, 2, 3, 4, 0}));
+  // (generation, position): 3 at (1, 2), 4 at (1, 3), 2 at (2, 0), 5 at (2, 1), 1 at (1, 0).
+  EXPECT_EQ(NumericColumn(*r->batches[0], kRowIdColumn),
+            (std::vector<double>{
+                static_cast<double>(EncodeRowId(1, 2)), static_cast<double>(EncodeRowId(1, 3)),
+                static_cast<double>(EncodeRowId(2, 0)), static_cast<double>(EncodeRowId(2, 1)),
+                static_cast<double>(EncodeRowId(1, 0))}));
 }
 
 // --- Through the real stack: table::LocalTable over a local object store. ---
@@ -457,8 +465,8 @@ TEST(TierVectorSearchRealTest, NoVectorIndexMeansExactEverywhere) {
 
 // Primary-key table: key 7's stale copy (flushed, nearest to the query) is superseded by a far
 // copy in the MemTable; key 8 (near too) is deleted. Neither stale row is ever returned, k
-// larger than the table returns every live row once, and `_rowid` is the row's ordinal in the
-// merged snapshot.
+// larger than the table returns every live row once, and `_rowid` addresses the returned
+// version (generation << 32 | position).
 TEST(TierVectorSearchRealTest, UpdatedAndDeletedKeysNeverReturnStaleCopies) {
   RealTable t({"id"});
   ASSERT_TRUE(t.table->CreateIndex(HnswSpec("vector", index::DistanceType::kL2)).ok());
@@ -500,17 +508,17 @@ TEST(TierVectorSearchRealTest, UpdatedAndDeletedKeysNeverReturnStaleCopies) {
     EXPECT_EQ(ids.back(), 7);
     EXPECT_FLOAT_EQ(static_cast<float>(NumericColumn(*all->batches[0], kDistanceColumn).back()),
                     25.0f * kDim);
-    // _rowid = position of the row in the merged snapshot batches.
-    std::map<int64_t, int64_t> ordinal;
-    int64_t pos = 0;
-    for (const auto& b : snap.batches) {
-      arrow::Array a = b->column(0);
-      for (int64_t i = 0; i < a.length(); ++i) ordinal[a.Value<int64_t>(i)] = pos++;
-    }
-    const auto rowids = NumericColumn(*all->batches[0], kRowIdColumn);
+    // _rowid addresses the returned version; key 7's is in the newest generation.
+    arrow::Array rowids = all->batches[0]->column(all->batches[0]->num_columns() - 1);
+    std::set<uint64_t> distinct;
     for (size_t i = 0; i < ids.size(); ++i) {
-      ASSERT_EQ(static_cast<int64_t>(rowids[i]), ordinal[ids[i]]) << "id " << ids[i];
+      const uint64_t rid = rowids.Value<uint64_t>(static_cast<int64_t>(i));
+      distinct.insert(rid);
+      ASSERT_EQ(testing::IdAtRowId(snap, rid), std::optional<int64_t>(ids[i])) << "id " << ids[i];
     }
+    EXPECT_EQ(distinct.size(), ids.size());
+    EXPECT_EQ(rowids.Value<uint64_t>(static_cast<int64_t>(ids.size()) - 1) >> 32,
+              snap.shard->sources.back().generation);
   }
 }
 
@@ -529,7 +537,7 @@ TEST(TierVectorSearchRealTest, FilterWithVector) {
   o.query = RandomVector(&rng);
   o.k = 10;
   o.with_row_id = true;
-  o.filter = EqualsPredicate{"text", Literal{Literal::Kind::kString, 0, 0, "odd", false}};
+  o.filter = "text = 'odd'";
   auto r = VectorSearch(t.table->Snapshot(), o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::vector<const TierRow*> odd;
@@ -545,9 +553,13 @@ TEST(TierVectorSearchRealTest, FilterWithVector) {
     hit += std::count(truth.begin(), truth.end(), id);
   }
   EXPECT_GE(hit, 9);
-  // Hidden _rowid of a table without a primary key: assigned in insert order from 0.
-  const auto rowids = NumericColumn(*r->batches[0], kRowIdColumn);
-  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(static_cast<int64_t>(rowids[i]), ids[i]);
+  // _rowid addresses each returned row (generation << 32 | position), not the hidden key.
+  const auto snap = t.table->Snapshot();
+  arrow::Array rowids = r->batches[0]->column(r->batches[0]->num_columns() - 1);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const uint64_t rid = rowids.Value<uint64_t>(static_cast<int64_t>(i));
+    EXPECT_EQ(testing::IdAtRowId(snap, rid), std::optional<int64_t>(ids[i])) << ids[i];
+  }
 }
 
 }  // namespace

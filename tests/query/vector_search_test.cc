@@ -93,7 +93,7 @@ TEST(VectorSearchTest, FilterIsAppliedBeforeTopK) {
   VectorSearchOptions o;
   o.query = {0, 0};
   o.k = 1;
-  o.filter = ParsePredicate("name = 'b'").value();
+  o.filter = "name = 'b'";
   auto r = VectorSearch(Fixture(), o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(Int64Column(*r->batches[0], "id"), (std::vector<int64_t>{11}));
