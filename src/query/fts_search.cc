@@ -201,12 +201,13 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
               best.emplace(std::make_pair(static_cast<uint32_t>(s), d.position), d.score);
           if (!inserted && d.score > it->second) it->second = d.score;
         }
-        result.plan.push_back(
-            source.name + ": " + (accepted.plan().empty() ? "" : accepted.plan() + "; ") + where +
-            (temporary[s] ? ", temporary index over " + std::to_string(source.num_rows) +
-                                " rows (not built for this source yet)"
-                          : std::string()) +
-            ", " + std::to_string(docs.size()) + " matches");
+        result.plan.push_back(source.name + ": " + where +
+                              (temporary[s]
+                                   ? ", temporary index over " + std::to_string(source.num_rows) +
+                                         " rows (not built for this source yet)"
+                                   : std::string()) +
+                              ", " + std::to_string(docs.size()) + " matches" +
+                              (accepted.plan().empty() ? "" : "; rows: " + accepted.plan()));
       }
     }
   }

@@ -78,11 +78,12 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
   for (uint32_t s = 0; s < shard.sources.size(); ++s) {
     const shard::SourceView& source = shard.sources[s];
     STRATA_ASSIGN_OR_RETURN(AcceptedRows accepted, AcceptedRows::Make(shard, s, source_filter));
-    const std::string filter_plan = accepted.plan().empty() ? "" : accepted.plan() + "; ";
+    const std::string filter_plan = accepted.plan().empty() ? "" : "; rows: " + accepted.plan();
     if (accepted.count() == 0) {
-      result.plan.push_back(source.name + ": " + filter_plan + "skipped, " +
+      result.plan.push_back(source.name + ": skipped, " +
                             (source.live_rows == 0 ? std::string("no live rows")
-                                                   : std::string("no live row passes the filter")));
+                                                   : std::string("no live row passes the filter")) +
+                            filter_plan);
       continue;
     }
     const int64_t source_want = std::min(want, accepted.count());
@@ -133,10 +134,10 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
         candidates.push_back({n.distance, s, n.label});
         ++kept;
       }
-      result.plan.push_back(source.name + ": " + filter_plan + "HNSW '" + ci->spec().name +
+      result.plan.push_back(source.name + ": HNSW '" + ci->spec().name +
                             "' ef=" + std::to_string(std::max(ef, source_want)) + ", " +
                             std::to_string(kept) + " candidates" +
-                            (accepted.filtered() ? " (filtered)" : ""));
+                            (accepted.filtered() ? " (filtered)" : "") + filter_plan);
       continue;
     }
     index::TopK top(source_want);
@@ -148,8 +149,8 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
       if (bounded && !in_bounds(n.distance)) continue;
       candidates.push_back({n.distance, s, n.label});
     }
-    result.plan.push_back(source.name + ": " + filter_plan + "exact scan of " +
-                          std::to_string(accepted.count()) + " rows (" + why_exact + ")");
+    result.plan.push_back(source.name + ": exact scan of " + std::to_string(accepted.count()) +
+                          " rows (" + why_exact + ")" + filter_plan);
   }
 
   std::sort(candidates.begin(), candidates.end(), SourceBetter);
