@@ -29,9 +29,7 @@ double ElapsedMs() {
 /// LanceDB routes that later issues implement (PROTOCOL.md §7 rows 8-13): answered with 400
 /// "not supported yet" rather than 404, which the client would report as TableNotFound.
 bool IsLaterIssueRoute(const std::string& action) {
-  static const char* const kActions[] = {"update",
-                                         "merge_insert",
-                                         "add_columns",
+  static const char* const kActions[] = {"add_columns",
                                          "alter_columns",
                                          "drop_columns",
                                          "update_field_metadata",
@@ -65,9 +63,9 @@ bool HasJsonBody(const std::string& action, const httplib::Request& http) {
     return http.get_header_value("Content-Type").rfind("application/json", 0) == 0;
   }
   return action == "describe" || action == "count_rows" || action == "query" ||
-         action == "delete" || action == "flush" || action == "mem_wal/describe" ||
-         action == "create_index" || action == "index/list" || action == "index/{n}/stats" ||
-         action == "explain_plan" || action == "analyze_plan";
+         action == "delete" || action == "update" || action == "flush" ||
+         action == "mem_wal/describe" || action == "create_index" || action == "index/list" ||
+         action == "index/{n}/stats" || action == "explain_plan" || action == "analyze_plan";
 }
 
 // A Content-Length header value: decimal digits only, at most `max_body` (RFC 9110 §8.6).
@@ -120,6 +118,8 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "query") return HandleQuery(ctx, req, res);
   if (action == "drop") return HandleDrop(ctx, req, res);
   if (action == "delete") return HandleDelete(ctx, req, res);
+  if (action == "update") return HandleUpdate(ctx, req, res);
+  if (action == "merge_insert") return HandleMergeInsert(ctx, req, res);
   if (action == "explain_plan") return HandleExplainPlan(ctx, req, res);
   if (action == "analyze_plan") return HandleAnalyzePlan(ctx, req, res);
   if (action == "flush") return HandleFlush(ctx, req, res);

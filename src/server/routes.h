@@ -37,8 +37,14 @@ void HandleDescribe(ServerContext& ctx, const TableRequest& req, httplib::Respon
 void HandleInsert(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
-/// delete/ by `col = literal` predicate -> tombstones (routes_write.cc).
+/// Read-modify-write routes of PROTOCOL.md §5.3, each one Table::ReadModifyWrite (one WAL
+/// entry, no lost concurrent update): delete/ by any SQL filter -> tombstones
+/// (routes_delete.cc); update/ [column, SQL expression] pairs + predicate -> replacement
+/// versions (routes_update.cc); merge_insert/ upsert of an Arrow upload matched on one column
+/// (routes_merge_insert.cc).
 void HandleDelete(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleUpdate(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleMergeInsert(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 /// explain_plan/ ({"verbose", "query": {..}}) and analyze_plan/ (the query body): a JSON string
 /// naming each source and whether it used an index or an exact scan (routes_explain.cc).
 void HandleExplainPlan(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
