@@ -220,12 +220,35 @@ BufferPtr CompareTyped(const Datum& a, const Datum& b, int64_t n) {
   return CompareLoop<op, L, R, false, false>(l, r, n);
 }
 
+// Byte equality of two short strings without a library call for the common first-byte miss.
+inline bool SameBytes(const char* a, const char* b, size_t n) {
+  return n == 0 || (a[0] == b[0] && std::memcmp(a, b, n) == 0);
+}
+
+template <CompareOp op, typename LOff>
+BufferPtr CompareStringsScalar(const ArrayData& l, std::string_view rv, int64_t n) {
+  const LOff* off = l.buffers[1]->data_as<LOff>() + l.offset;
+  const char* bytes = reinterpret_cast<const char*>(l.buffers[2]->data());
+  if constexpr (op == CompareOp::kEq || op == CompareOp::kNe) {
+    const LOff len = static_cast<LOff>(rv.size());
+    return PackBits(n, [&](int64_t i) {
+      const bool eq = off[i + 1] - off[i] == len && SameBytes(bytes + off[i], rv.data(), rv.size());
+      return op == CompareOp::kEq ? eq : !eq;
+    });
+  } else {
+    return PackBits(n, [&](int64_t i) {
+      const std::string_view v(bytes + off[i], static_cast<size_t>(off[i + 1] - off[i]));
+      return CompareValues<op>(v, rv);
+    });
+  }
+}
+
 template <CompareOp op>
 BufferPtr CompareStrings(const Datum& a, const Datum& b, int64_t n) {
   StringReader l(*a.data), r(*b.data);
-  if (b.scalar) {
-    const std::string_view rv = r(0);
-    return PackBits(n, [&](int64_t i) { return CompareValues<op>(l(a.Index(i)), rv); });
+  if (b.scalar && !a.scalar) {
+    return l.large ? CompareStringsScalar<op, int64_t>(*a.data, r(0), n)
+                   : CompareStringsScalar<op, int32_t>(*a.data, r(0), n);
   }
   return PackBits(n, [&](int64_t i) { return CompareValues<op>(l(a.Index(i)), r(b.Index(i))); });
 }
@@ -380,13 +403,15 @@ Result<Datum> ArithTyped(const Node& node, const Datum& a, const Datum& b, int64
   }
   BufferPtr validity = AndValidity(ValidityFor(a, n), ValidityFor(b, n), n);
   const uint8_t* vb = validity ? validity->data() : nullptr;
-  bool any_zero = false;
-  for (int64_t i = 0; i < n; ++i) {
-    if (overflow[static_cast<size_t>(i)] && (vb == nullptr || arrow::GetBit(vb, i))) {
-      return Status::Invalid("integer overflow in '" + node.expr->ToString() + "'");
+  const auto un = static_cast<size_t>(n);
+  if (n > 0 && std::memchr(overflow.data(), 1, un) != nullptr) {
+    for (int64_t i = 0; i < n; ++i) {
+      if (overflow[static_cast<size_t>(i)] && (vb == nullptr || arrow::GetBit(vb, i))) {
+        return Status::Invalid("integer overflow in '" + node.expr->ToString() + "'");
+      }
     }
-    any_zero |= zero_div[static_cast<size_t>(i)] != 0;
   }
+  const bool any_zero = n > 0 && std::memchr(zero_div.data(), 1, un) != nullptr;
   if (any_zero) {
     OutBuffer v(arrow::BytesForBits(n));
     uint8_t* o = v.data();
@@ -737,13 +762,19 @@ Status EvaluateMask(const BoundExpr& expr, const arrow::RecordBatch& batch,
   STRATA_ASSIGN_OR_RETURN(ArrayDataPtr out, Evaluate(expr, batch, context));
   const int64_t n = batch.num_rows();
   mask->assign(static_cast<size_t>(n), 0);
-  const uint8_t* bits = out->buffers[1]->data();
-  const uint8_t* valid =
-      out->buffers[0] != nullptr && out->null_count != 0 ? out->buffers[0]->data() : nullptr;
+  // Re-based to bit 0 (zero-copy for the kernels' offset-0 results), then 8 rows per byte.
+  BufferPtr bits = internal::RebaseBits(out->buffers[1], out->offset, n);
+  BufferPtr valid = internal::ValidityOf(*out);
+  const uint8_t* b = bits->data();
+  const uint8_t* v = valid ? valid->data() : nullptr;
   uint8_t* m = mask->data();
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t j = out->offset + i;
-    m[i] = static_cast<uint8_t>(arrow::GetBit(bits, j) && (!valid || arrow::GetBit(valid, j)));
+  const int64_t full = n / 8;
+  for (int64_t k = 0; k < full; ++k) {
+    const uint8_t x = v ? static_cast<uint8_t>(b[k] & v[k]) : b[k];
+    for (int j = 0; j < 8; ++j) m[k * 8 + j] = (x >> j) & 1;
+  }
+  for (int64_t i = full * 8; i < n; ++i) {
+    m[i] = static_cast<uint8_t>(arrow::GetBit(b, i) && (!v || arrow::GetBit(v, i)));
   }
   return Status::OK();
 }

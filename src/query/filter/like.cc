@@ -12,12 +12,25 @@ LikePattern::LikePattern(std::string_view pattern) {
     if (c == '_') parts.back().has_any = true;
     parts.back().chars.push_back(c);
   }
+  bool any_underscore = false;
+  for (const Segment& p : parts) any_underscore |= p.has_any;
   first_ = std::move(parts.front());
-  if (parts.size() == 1) return;
+  if (parts.size() == 1) {
+    if (!any_underscore) shape_ = Shape::kExact;
+    return;
+  }
   has_percent_ = true;
   last_ = std::move(parts.back());
   for (size_t i = 1; i + 1 < parts.size(); ++i) {
     if (!parts[i].chars.empty()) middle_.push_back(std::move(parts[i]));
+  }
+  if (any_underscore) return;
+  if (middle_.empty() && last_.chars.empty()) {
+    shape_ = Shape::kPrefix;
+  } else if (middle_.empty() && first_.chars.empty()) {
+    shape_ = Shape::kSuffix;
+  } else if (middle_.size() == 1 && first_.chars.empty() && last_.chars.empty()) {
+    shape_ = Shape::kContains;
   }
 }
 
@@ -63,6 +76,20 @@ long LikePattern::FindFrom(const Segment& seg, std::string_view text, size_t fro
 }
 
 bool LikePattern::Match(std::string_view text) const {
+  switch (shape_) {
+    case Shape::kExact:
+      return text == first_.chars;
+    case Shape::kPrefix:
+      return text.size() >= first_.chars.size() &&
+             text.compare(0, first_.chars.size(), first_.chars) == 0;
+    case Shape::kSuffix:
+      return text.size() >= last_.chars.size() &&
+             text.compare(text.size() - last_.chars.size(), last_.chars.size(), last_.chars) == 0;
+    case Shape::kContains:
+      return text.find(middle_[0].chars) != std::string_view::npos;
+    case Shape::kGeneral:
+      break;
+  }
   const long head = MatchAt(first_, text, 0);
   if (head < 0) return false;
   if (!has_percent_) return static_cast<size_t>(head) == text.size();

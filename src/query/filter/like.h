@@ -30,6 +30,9 @@ class LikePattern {
   static long MatchAt(const Segment& seg, std::string_view text, size_t pos);
   static long FindFrom(const Segment& seg, std::string_view text, size_t from, size_t* end);
 
+  // Shapes without '_' that reduce to one comparison or substring search.
+  enum class Shape { kExact, kPrefix, kSuffix, kContains, kGeneral };
+  Shape shape_ = Shape::kGeneral;
   bool has_percent_ = false;
   Segment first_;                // anchored at the start (may be empty)
   std::vector<Segment> middle_;  // non-empty segments between '%'s
