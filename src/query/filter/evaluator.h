@@ -9,8 +9,12 @@
 //     uint64 when both sides are unsigned), any float operand makes it float64; `/` of two
 //     integers is integer division (DataFusion), division by zero gives NULL; integer overflow
 //     wraps never: it is an Invalid error at evaluation ("integer overflow in 'a * b'");
+//     a uint64 compared with a signed integer compares exactly (no wrap); `/` and `%` by zero
+//     give NULL for floats too; NaN equals nothing;
 //   - strings (utf8, large_utf8) compare bytewise; date32 / timestamp columns compare with
 //     date / timestamp literals and with string literals in those formats;
+//     temporal values compare in the finer of the two units (date32 days, date64 ms, a
+//     timestamp's unit; a string literal is parsed at bind as a microsecond timestamp);
 //   - booleans; AND / OR / NOT follow SQL three-valued logic (NULL AND FALSE = FALSE,
 //     NULL OR TRUE = TRUE); comparisons with NULL give NULL; `x IN (..., NULL)` without a match
 //     is NULL; LIKE with % and _ (no escape character; case-sensitive);

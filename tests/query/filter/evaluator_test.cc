@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -414,6 +415,26 @@ TEST(FilterEvaluatorTest, EvaluationErrors) {
   auto c = ParseAndBind("9223372036854775807 + 1 > 0", *batch->schema());
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("integer overflow"), std::string::npos);
+}
+
+TEST(FilterEvaluatorTest, EmptyBatchAndSingleRowSlices) {
+  auto batch = TestBatch();
+  auto empty = batch->Slice(0, 0);
+  for (const char* sql : {"id = 3", "name LIKE 'a%' OR flag", "price * 2 > 1", "TRUE",
+                          "array_has(tags, 1)", "info.city = 'Paris'", "_rowid > 3"}) {
+    auto rows = Select(sql, *empty);
+    ASSERT_TRUE(rows.ok()) << sql << ": " << rows.status().ToString();
+    EXPECT_TRUE(rows->empty()) << sql;
+  }
+  // Every single-row slice agrees with the full batch.
+  for (const FilterCase& c : kCases) {
+    for (int64_t r = 0; r < kRows; ++r) {
+      auto rows = Select(c.sql, *batch->Slice(r, 1), r);
+      ASSERT_TRUE(rows.ok()) << c.sql;
+      const bool want = std::find(c.rows.begin(), c.rows.end(), r) != c.rows.end();
+      EXPECT_EQ(!rows->empty(), want) << c.sql << " row " << r;
+    }
+  }
 }
 
 // ---- Projections ----------------------------------------------------------------------------
