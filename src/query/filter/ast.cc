@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <cstdio>
+#include <initializer_list>
+#include <string_view>
 
 #include "query/filter/lexer.h"
 
@@ -100,6 +102,16 @@ std::string FloatText(double v) {
   return out;
 }
 
+// Concatenation by appends (GCC 12 at -O3 reports a false -Wrestrict for `"(" + string`).
+std::string Cat(std::initializer_list<std::string_view> parts) {
+  size_t n = 0;
+  for (std::string_view p : parts) n += p.size();
+  std::string out;
+  out.reserve(n);
+  for (std::string_view p : parts) out.append(p);
+  return out;
+}
+
 std::string ChildText(const Expr& e, size_t i) {
   if (i >= e.children.size() || e.children[i] == nullptr) return "<missing>";
   return e.children[i]->ToString();
@@ -178,42 +190,45 @@ std::string Expr::ToString() const {
     case ExprKind::kNegate: {
       std::string c = ChildText(*this, 0);
       // "- -x", never "--x" (which SQL dialects with comments read as one).
-      return (!c.empty() && c[0] == '-') ? "- " + c : "-" + c;
+      return Cat({(!c.empty() && c[0] == '-') ? "- " : "-", c});
     }
     case ExprKind::kAnd:
-      return "(" + ChildText(*this, 0) + " AND " + ChildText(*this, 1) + ")";
+      return Cat({"(", ChildText(*this, 0), " AND ", ChildText(*this, 1), ")"});
     case ExprKind::kOr:
-      return "(" + ChildText(*this, 0) + " OR " + ChildText(*this, 1) + ")";
+      return Cat({"(", ChildText(*this, 0), " OR ", ChildText(*this, 1), ")"});
     case ExprKind::kCompare:
-      return "(" + ChildText(*this, 0) + " " + CompareOpName(compare) + " " + ChildText(*this, 1) +
-             ")";
+      return Cat(
+          {"(", ChildText(*this, 0), " ", CompareOpName(compare), " ", ChildText(*this, 1), ")"});
     case ExprKind::kArith:
-      return "(" + ChildText(*this, 0) + " " + ArithOpName(arith) + " " + ChildText(*this, 1) + ")";
+      return Cat(
+          {"(", ChildText(*this, 0), " ", ArithOpName(arith), " ", ChildText(*this, 1), ")"});
     case ExprKind::kIsNull:
-      return "(" + ChildText(*this, 0) + (negated ? " IS NOT NULL)" : " IS NULL)");
+      return Cat({"(", ChildText(*this, 0), negated ? " IS NOT NULL)" : " IS NULL)"});
     case ExprKind::kIn: {
-      std::string out = "(" + ChildText(*this, 0) + (negated ? " NOT IN (" : " IN (");
+      std::string out = Cat({"(", ChildText(*this, 0), negated ? " NOT IN (" : " IN ("});
       for (size_t i = 1; i < children.size(); ++i) {
         if (i > 1) out += ", ";
         out += ChildText(*this, i);
       }
-      return out + "))";
+      out += "))";
+      return out;
     }
     case ExprKind::kBetween:
-      return "(" + ChildText(*this, 0) + (negated ? " NOT BETWEEN " : " BETWEEN ") +
-             ChildText(*this, 1) + " AND " + ChildText(*this, 2) + ")";
+      return Cat({"(", ChildText(*this, 0), negated ? " NOT BETWEEN " : " BETWEEN ",
+                  ChildText(*this, 1), " AND ", ChildText(*this, 2), ")"});
     case ExprKind::kLike:
-      return "(" + ChildText(*this, 0) + (negated ? " NOT LIKE " : " LIKE ") + ChildText(*this, 1) +
-             ")";
+      return Cat(
+          {"(", ChildText(*this, 0), negated ? " NOT LIKE " : " LIKE ", ChildText(*this, 1), ")"});
     case ExprKind::kCast:
-      return "CAST(" + ChildText(*this, 0) + " AS " + cast_type + ")";
+      return Cat({"CAST(", ChildText(*this, 0), " AS ", cast_type, ")"});
     case ExprKind::kCall: {
-      std::string out = function + "(";
+      std::string out = Cat({function, "("});
       for (size_t i = 0; i < children.size(); ++i) {
         if (i > 0) out += ", ";
         out += ChildText(*this, i);
       }
-      return out + ")";
+      out += ")";
+      return out;
     }
   }
   return "?";

@@ -229,7 +229,7 @@ Result<std::vector<Token>> Tokenize(std::string_view sql, std::string_view conte
                           "unexpected character '" + TokenForMessage(sql, i, i + width) + "'", i);
         }
       }
-      t.text.assign(sql.substr(i, len));
+      t.text = std::string(sql.data() + i, len);
       i += len;
     }
     t.end = i;

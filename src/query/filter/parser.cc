@@ -157,7 +157,10 @@ class Parser {
                            std::to_string(position) + (end_of_input ? " (end of input)" : ""));
   }
   std::string Quoted(const Token& t) const {
-    return "'" + TokenForMessage(sql_, t.begin, t.end) + "'";
+    std::string q = "'";  // appends: GCC 12 -O3 gives a false -Wrestrict for "'" + string
+    q += TokenForMessage(sql_, t.begin, t.end);
+    q += "'";
+    return q;
   }
   Status Unexpected(const Token& t) const {
     if (t.kind == TokenKind::kEnd) return Error("unexpected end of input", t.begin);

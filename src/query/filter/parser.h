@@ -10,12 +10,21 @@
 // the literal (-9223372036854775808 is an int).
 // Errors: Invalid with a message "<what> at position N" where N is the 0-based byte offset of
 // the offending token (and the token itself, capped at 32 bytes), e.g.
-//   "filter: unexpected token '>' at position 6", "filter: unterminated string literal at
+//   "filter: unexpected token 'b' at position 6" (trailing tokens), "filter: expected an
+//   expression but found '=' at position 4", "filter: unterminated string literal at
 //   position 4", "filter: expected ')' at position 10 (end of input)",
+//   "filter: invalid date ''2023-02-30'' (expected 'yyyy-mm-dd') at position 5",
 //   "filter: is 70000 bytes long; the limit is 65536 bytes (max_length)",
 //   "filter: nested deeper than 256 levels (max_depth) at position 300".
 // The parser never recurses more than max_depth levels (deeply nested input cannot overflow the
-// stack) and never reads outside the input. Fuzzed by fuzz/filter_parser_fuzz.cc.
+// stack), rejects trees deeper than max_depth (a leaf is one level; long chains like
+// "a + a + ..." count too) and never reads outside the input. Expr::ToString of an accepted
+// expression parses back to the same text, given room for its extra parentheses (up to twice
+// the nesting). Fuzzed by fuzz/filter_parser_fuzz.cc.
+// Grammar decisions: a comparison chain is left-associative ("a = b = c" is "(a = b) = c");
+// DATE / TIMESTAMP start a literal only before a string, else they are names ("date = 1");
+// timestamps take 1-9 fraction digits, truncated to microseconds; CAST types are one word
+// ("double precision" reads as "double"); a unary plus is accepted before a number only.
 // Thread-safety: pure function.
 #pragma once
 
