@@ -329,6 +329,39 @@ TEST(FilterParserTest, DeepNestingIsAnErrorNotAStackOverflow) {
             "filter: nested deeper than 4 levels (max_depth) at position 20");
 }
 
+TEST(FilterParserTest, NestingUpToTheLimitIsAcceptedAndRoundTrips) {
+  // Parentheses: the whole text is one level, each pair one more.
+  const std::string ok_parens = std::string(255, '(') + "a" + std::string(255, ')');
+  auto r = ParseExpression(ok_parens);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->ToString(), "a");
+  const std::string bad_parens = std::string(256, '(') + "a" + std::string(256, ')');
+  EXPECT_FALSE(ParseExpression(bad_parens).ok());
+
+  // 200 NOTs: a tree 201 levels deep. Its canonical text parenthesizes every NOT, so it needs
+  // twice the nesting to parse back, and then gives the same text.
+  std::string nots;
+  for (int i = 0; i < 200; ++i) nots += "NOT ";
+  r = ParseExpression(nots + "a");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const std::string text = (*r)->ToString();
+  EXPECT_EQ(text.size(), 200 * 6 + 1u);
+  EXPECT_EQ(text.substr(0, 12), "(NOT (NOT (N");
+  ParseOptions relaxed;
+  relaxed.max_depth = 2 * 256 + 1;
+  auto again = ParseExpression(text, relaxed);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->ToString(), text);
+
+  // A chain of 255 additions is a tree of 256 levels: accepted.
+  std::string chain = "a";
+  for (int i = 0; i < 255; ++i) chain += " + a";
+  r = ParseExpression(chain);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->children[0]->kind, ExprKind::kArith);
+  EXPECT_EQ((*r)->position, chain.size() - 3);  // the last '+'
+}
+
 TEST(FilterParserTest, NodesRecordTheirTokenPositionsAndValues) {
   auto r = ParseExpression("a.b >= -12 AND `x y` NOT IN (1.5, 'z')");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
