@@ -75,8 +75,15 @@ struct Value {
         auto r = std::to_chars(buf, buf + sizeof(buf), f);
         return std::string(buf, r.ptr);
       }
-      case Tag::kString:
-        return "'" + std::string(s.substr(0, 64)) + (s.size() > 64 ? "...'" : "'");
+      case Tag::kString: {
+        // Appends, not operator+ chains: GCC 12 -O3 reports a false -Wrestrict on those.
+        std::string out;
+        out.reserve(70);
+        out.push_back('\'');
+        out.append(s.substr(0, 64));
+        out.append(s.size() > 64 ? "...'" : "'");
+        return out;
+      }
     }
     return {};
   }

@@ -27,7 +27,10 @@ struct Datum {
 /// A writable, zero-filled, 64-byte-aligned buffer of `size` bytes, finished into a Buffer.
 class OutBuffer {
  public:
-  explicit OutBuffer(int64_t size) { b_.Resize(size); }
+  explicit OutBuffer(int64_t size) {
+    b_.Reserve(size > 0 ? size : 1);  // data() is never null, even for 0 bytes
+    b_.Resize(size);
+  }
   uint8_t* data() { return b_.mutable_data(); }
   template <typename T>
   T* data_as() {
