@@ -82,29 +82,10 @@ Result<ShardSnapshot> MergeTiers(const memtable::StorageLayout& layout,
     p.keep.assign(static_cast<size_t>((p.batch->num_rows() + 7) / 8), 0);
   };
 
-  if (layout.rowid_column >= 0) {
-    // Hidden-key tables: drop tombstones and the rows whose _rowid a tombstone names.
-    std::unordered_set<uint64_t> deleted;
-    for (const auto& p : pieces) {
-      arrow::Array t = p.batch->column(ts);
-      arrow::Array ids = p.batch->column(layout.rowid_column);
-      for (int64_t i = 0; i < t.length(); ++i) {
-        if (IsTombstoneRow(t, i)) deleted.insert(ids.Value<uint64_t>(i));
-      }
-    }
-    for (auto& p : pieces) {
-      init_keep(p);
-      arrow::Array t = p.batch->column(ts);
-      arrow::Array ids = p.batch->column(layout.rowid_column);
-      for (int64_t i = 0; i < p.batch->num_rows(); ++i) {
-        if (IsTombstoneRow(t, i)) continue;
-        if (!deleted.empty() && deleted.count(ids.Value<uint64_t>(i))) continue;
-        SetBit(p.keep, i);
-        ++p.kept;
-      }
-    }
-  } else {
-    // Declared primary key: newest first, the first sighting of a key decides.
+  {
+    // Newest first, the first sighting of a key decides: the declared primary key, or the
+    // hidden `_rowid` of tables without one (update/ and merge_insert/ write new versions
+    // that keep the row's `_rowid`, and tombstones name it).
     const arrow::Schema& storage = *layout.storage_schema;
     const bool int_key =
         layout.key_columns.size() == 1 &&
@@ -112,6 +93,11 @@ Result<ShardSnapshot> MergeTiers(const memtable::StorageLayout& layout,
          storage.field(layout.key_columns[0])->type->id() == arrow::TypeId::kUInt64);
     std::unordered_set<uint64_t> seen_int;
     std::unordered_set<std::string> seen;
+    if (int_key) {
+      size_t total = 0;
+      for (const auto& p : pieces) total += static_cast<size_t>(p.batch->num_rows());
+      seen_int.reserve(total);
+    }
     STRATA_ASSIGN_OR_RETURN(auto encoder, format::KeyEncoder::Make(storage, layout.key_columns));
     std::string key;
     for (auto it = pieces.rbegin(); it != pieces.rend(); ++it) {
