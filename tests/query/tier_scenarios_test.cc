@@ -887,11 +887,14 @@ TEST(TierScenarioTest, MergedTopKEqualsExactTopKOverTheLiveRows) {
 // ---------------------------------------------------------------------------------------
 // Visibility during seal and flush: insert(id) then lookup(id) and a k=1 search of its own
 // vector, 10,000 times, while another thread seals and flushes every ~50 ms -> found 100%.
+// Non-durable puts (visible on return, fsync in the background) keep the 10,000 iterations
+// fast; a durable run of 1,000 iterations (one fsync per put) covers the durable path.
 
-TEST(TierScenarioTest, ReadYourWriteDuringSealsAndFlushes) {
+void ReadYourWrites(bool durable, int64_t iterations) {
   constexpr int32_t dim = 8;
-  constexpr int64_t kIterations = 10000;
-  RealTable t(dim);
+  shard::ShardWriterOptions o;
+  o.durable_write = durable;
+  RealTable t(dim, o);
   std::atomic<bool> stop{false};
   std::atomic<int64_t> flushes{0};
   std::thread flusher([&] {
@@ -904,7 +907,7 @@ TEST(TierScenarioTest, ReadYourWriteDuringSealsAndFlushes) {
   });
   std::mt19937 rng(71);
   int64_t found_lookup = 0, found_search = 0;
-  for (int64_t id = 0; id < kIterations; ++id) {
+  for (int64_t id = 0; id < iterations; ++id) {
     Row row{id, "s", "a", "x", RandomVec(&rng, dim)};
     auto v = t.table->Insert({RowBatch(t.schema, {row})});
     ASSERT_TRUE(v.ok()) << v.status().ToString();
@@ -922,13 +925,20 @@ TEST(TierScenarioTest, ReadYourWriteDuringSealsAndFlushes) {
   }
   stop = true;
   flusher.join();
-  EXPECT_EQ(found_lookup, kIterations);
-  EXPECT_EQ(found_search, kIterations);
+  EXPECT_EQ(found_lookup, iterations);
+  EXPECT_EQ(found_search, iterations);
   EXPECT_GE(flushes.load(), 2);
-  auto c = CountRows(t.table->Snapshot(), std::nullopt);
+  const auto snap = t.table->Snapshot();
+  auto c = CountRows(snap, std::nullopt);
   ASSERT_TRUE(c.ok());
-  EXPECT_EQ(*c, kIterations);
+  EXPECT_EQ(*c, iterations);
+  // The flushes really moved rows into SSTables along the way.
+  EXPECT_GE(SourceNames(snap).size(), 2u);
 }
+
+TEST(TierScenarioTest, ReadYourWriteDuringSealsAndFlushes) { ReadYourWrites(false, 10000); }
+
+TEST(TierScenarioTest, ReadYourDurableWriteDuringSealsAndFlushes) { ReadYourWrites(true, 1000); }
 
 // ---------------------------------------------------------------------------------------
 // Bad queries: dimension mismatch names both dimensions; NaN / Inf; zero vector under cosine.
