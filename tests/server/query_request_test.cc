@@ -48,8 +48,8 @@ TEST(QueryRequestTest, VectorQueryAsTheNodeClientSendsIt) {
 
 TEST(QueryRequestTest, CarriesFiltersBoundsAndDynamicProjections) {
   auto r = ParseQueryRequest(
-      R"({"k":5,"vector":[1,2],"filter":"price > 1 AND cat IN ('a','b')","prefilter":false,)"
-      R"("lower_bound":0.5,"upper_bound":2,"columns":{"double":"price * 2","c":"cat"}})");
+      R"x({"k":5,"vector":[1,2],"filter":"price > 1 AND cat IN ('a','b')","prefilter":false,)x"
+      R"x("lower_bound":0.5,"upper_bound":2,"columns":{"double":"price * 2","c":"cat"}})x");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const auto& vs = std::get<query::VectorSearchOptions>(r->plan);
   EXPECT_EQ(*vs.filter, "price > 1 AND cat IN ('a','b')");
