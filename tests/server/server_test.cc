@@ -188,8 +188,10 @@ TEST_F(ServerTest, CreateDescribeInsertCountQuery) {
   EXPECT_EQ(CountRows("t"), 10);
   EXPECT_EQ(CountRows("t", R"({"predicate":"id = 7"})"), 1);
   EXPECT_EQ(CountRows("t", R"({"predicate":"id = 70"})"), 0);
-  ExpectError(PostJson("/v1/table/t/count_rows/", R"({"predicate":"id > 7"})"), 400,
-              "invalid_input", "not supported yet");
+  EXPECT_EQ(CountRows("t", R"({"predicate":"id > 7"})"), 2);
+  EXPECT_EQ(CountRows("t", R"x({"predicate":"id BETWEEN 2 AND 5 OR id IN (9, 11)"})x"), 5);
+  ExpectError(PostJson("/v1/table/t/count_rows/", R"({"predicate":"idd > 7"})"), 400,
+              "invalid_input", "unknown column 'idd' at position 0");
 
   d = PostJson("/v1/table/t/describe/", "{\"version\":" + std::to_string(v1) + "}");
   ASSERT_TRUE(d);
@@ -232,8 +234,8 @@ TEST_F(ServerTest, CreateDescribeInsertCountQuery) {
   // Errors.
   ExpectError(PostJson("/v1/table/t/query/", R"({"k":3,"vector":[1,2]})"), 400, "invalid_input",
               "dimension 2 but column 'vector' has dimension 4");
-  ExpectError(PostJson("/v1/table/t/query/", R"({"k":3,"vector":[],"filter":"id > 1"})"), 400,
-              "invalid_input", "not supported yet");
+  ExpectError(PostJson("/v1/table/t/query/", R"({"k":3,"vector":[],"filter":"id > > 1"})"), 400,
+              "invalid_input", "at position 5");
   ExpectError(PostJson("/v1/table/t/query/", R"({"k":3,"vector":[],"columns":["nope"]})"), 400,
               "invalid_input", "'nope'");
   ExpectError(PostJson("/v1/table/missing/query/", R"({"k":3,"vector":[]})"), 404,
