@@ -13,6 +13,7 @@
 // Rows: STRATA_TIERS_BENCH_ROWS (default 100,000).
 #include <benchmark/benchmark.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -278,6 +279,8 @@ BENCHMARK(BM_FtsSearch)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 // Console output plus the mean time per iteration of every run, for the summary.
 class RatioReporter : public benchmark::ConsoleReporter {
  public:
+  // Colors only on a terminal.
+  RatioReporter() : ConsoleReporter(::isatty(1) ? OO_Defaults : OO_Tabular) {}
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
       if (r.run_type == Run::RT_Iteration && !r.error_occurred) {
