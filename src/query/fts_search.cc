@@ -8,23 +8,13 @@
 #include <optional>
 #include <utility>
 
+#include "common/strings.h"
 #include "query/result_columns.h"
 #include "query/source_rows.h"
 
 namespace strata::query {
 
 namespace {
-
-bool EqualsIgnoreCase(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
-}
 
 // The FTS definition of column `name` (exact name first, then a case-insensitive match).
 const index::IndexSpec* FindFtsSpec(const std::vector<index::IndexSpec>& specs,

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <unordered_set>
 
+#include "common/strings.h"
+
 namespace strata::query {
 
 namespace {
@@ -13,14 +15,7 @@ int FindColumn(const arrow::Schema& schema, const std::string& name) {
   if (exact >= 0) return exact;
   int found = -1;
   for (int i = 0; i < schema.num_fields(); ++i) {
-    const std::string& f = schema.field(i)->name;
-    if (f.size() != name.size()) continue;
-    bool same = true;
-    for (size_t k = 0; k < f.size() && same; ++k) {
-      same = std::tolower(static_cast<unsigned char>(f[k])) ==
-             std::tolower(static_cast<unsigned char>(name[k]));
-    }
-    if (!same) continue;
+    if (!EqualsIgnoreCase(schema.field(i)->name, name)) continue;
     if (found >= 0) return -1;
     found = i;
   }

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <bit>
-#include <cctype>
 #include <limits>
 #include <map>
 #include <optional>
 
 #include "arrow/compute/gather.h"
 #include "arrow/compute/take.h"
+#include "common/strings.h"
 #include "format/key_encoding.h"
 #include "index/column_index.h"
 #include "index/scalar/btree_index.h"
@@ -37,17 +37,6 @@ int64_t CountBits(const std::vector<uint8_t>& bits, int64_t n) {
 
 void SetBit(std::vector<uint8_t>& bits, int64_t i) {
   bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
-      return false;
-    }
-  }
-  return true;
 }
 
 // Schema index of a one-part column reference, as Bind resolves it (exact name, then a unique

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_guard.h"
+#include "common/strings.h"
 #include "index/vector/distance.h"
 
 namespace strata::server {
@@ -139,12 +140,6 @@ Result<bool> GetBool(const json& j, const char* key, bool fallback) {
   return v->get<bool>();
 }
 
-std::string AsciiLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // Unquotes a `backtick`-quoted field path segment (`` stands for one backtick); a plain name
 // is returned as is. Errors: Invalid for an unterminated quote; NotSupported for a nested path.
 Result<std::string> UnquoteColumn(const std::string& sent) {
@@ -182,10 +177,9 @@ Result<std::string> ResolveColumn(const std::string& sent, const arrow::Schema& 
   if (schema.GetFieldIndex(sent) >= 0) return sent;
   STRATA_ASSIGN_OR_RETURN(std::string name, UnquoteColumn(sent));
   if (schema.GetFieldIndex(name) >= 0) return name;
-  const std::string lower = AsciiLower(name);
   std::vector<std::string> matches;
   for (const auto& f : schema.fields()) {
-    if (AsciiLower(f->name) == lower) matches.push_back(f->name);
+    if (EqualsIgnoreCase(f->name, name)) matches.push_back(f->name);
   }
   if (matches.size() == 1) return matches[0];
   if (matches.size() > 1) {
@@ -285,7 +279,7 @@ Status ParseFts(const json& j, index::FtsParams* fts) {
     if (!v->is_string()) {
       return Status::Invalid(Prefix() + "language must be a string, got " + Got(*v));
     }
-    if (AsciiLower(v->get<std::string>()) != "english") {
+    if (!EqualsIgnoreCase(v->get<std::string>(), "english")) {
       return Status::NotSupported(Prefix() + "language " + Got(*v) +
                                   " is not supported (supported: \"English\")");
     }

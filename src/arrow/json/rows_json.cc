@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arrow/builder.h"
+#include "common/civil_date.h"
 #include "common/json_guard.h"
 
 namespace strata::arrow::json {
@@ -37,23 +38,6 @@ Status Expected(const std::string& what, const DataType& type, const json& v) {
 }
 
 // --- Dates and times ------------------------------------------------------------------------
-
-// Days since 1970-01-01 of a proleptic Gregorian date (era arithmetic on 400-year cycles).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;                                   // [0, 399]
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;  // [0, 365]
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           // [0, 146096]
-  return era * 146097 + doe - 719468;
-}
-
-bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-int DaysInMonth(int64_t y, int64_t m) {
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && IsLeap(y) ? 29 : kDays[m - 1];
-}
 
 class Cursor {
  public:
@@ -89,8 +73,8 @@ bool ParseDate(Cursor* c, int64_t* days) {
   if (!c->Digits(4, &y) || !c->Eat('-') || !c->Digits(2, &m) || !c->Eat('-') || !c->Digits(2, &d)) {
     return false;
   }
-  if (m < 1 || m > 12 || d < 1 || d > DaysInMonth(y, m)) return false;
-  *days = DaysFromCivil(y, m, d);
+  if (m < 1 || m > 12 || d < 1 || d > DaysInMonth(y, static_cast<unsigned>(m))) return false;
+  *days = DaysFromCivil(y, static_cast<unsigned>(m), static_cast<unsigned>(d));
   return true;
 }
 

@@ -1,58 +1,14 @@
 #include "query/filter/ast.h"
 
 #include <charconv>
-#include <cstdio>
 #include <initializer_list>
 #include <string_view>
 
 #include "query/filter/lexer.h"
+#include "query/filter/temporal.h"
 
 namespace strata::query::filter {
 namespace {
-
-// Civil date of a day count since 1970-01-01 in the proleptic Gregorian calendar (the
-// era-based algorithm of H. Hinnant, "chrono-Compatible Low-Level Date Algorithms").
-void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;                                       // [0, 146096]
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;  // [0, 399]
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                // [0, 365]
-  const int64_t mp = (5 * doy + 2) / 153;                                     // [0, 11]
-  *d = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
-  *m = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
-  *y = yoe + era * 400 + (*m <= 2 ? 1 : 0);
-}
-
-int64_t FloorDiv(int64_t a, int64_t b) {
-  return a / b - ((a % b != 0 && (a < 0) != (b < 0)) ? 1 : 0);
-}
-
-std::string DateText(int64_t days) {
-  int64_t y;
-  unsigned m, d;
-  CivilFromDays(days, &y, &m, &d);
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02u", static_cast<long long>(y), m, d);
-  return buf;
-}
-
-std::string TimestampText(int64_t micros) {
-  constexpr int64_t kPerDay = 86400LL * 1000000LL;
-  const int64_t days = FloorDiv(micros, kPerDay);
-  int64_t rest = micros - days * kPerDay;  // [0, kPerDay)
-  const int64_t frac = rest % 1000000;
-  rest /= 1000000;
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), " %02lld:%02lld:%02lld", static_cast<long long>(rest / 3600),
-                static_cast<long long>(rest / 60 % 60), static_cast<long long>(rest % 60));
-  std::string out = DateText(days) + buf;
-  if (frac != 0) {
-    std::snprintf(buf, sizeof(buf), ".%06lld", static_cast<long long>(frac));
-    out += buf;
-  }
-  return out;
-}
 
 std::string Quote(std::string_view s, char quote) {
   std::string out(1, quote);
@@ -166,9 +122,9 @@ std::string Literal::ToString() const {
     case Kind::kString:
       return Quote(string_value, '\'');
     case Kind::kDate:
-      return "DATE '" + DateText(int_value) + "'";
+      return "DATE '" + internal::FormatDate(int_value) + "'";
     case Kind::kTimestamp:
-      return "TIMESTAMP '" + TimestampText(int_value) + "'";
+      return "TIMESTAMP '" + internal::FormatTimestamp(int_value, arrow::TimeUnit::kMicro) + "'";
   }
   return "?";
 }

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "arrow/builder.h"
+#include "common/strings.h"
 #include "query/filter/bound_expr_internal.h"
 #include "query/filter/evaluator.h"
 #include "query/filter/parser.h"
@@ -100,12 +101,6 @@ Result<arrow::ArrayDataPtr> LiteralArray(const Literal& lit) {
   return b.Finish();
 }
 
-std::string ToLower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string JoinPath(const std::vector<std::string>& path) {
   std::string s;
   for (size_t i = 0; i < path.size(); ++i) s += (i ? "." : "") + path[i];
@@ -128,9 +123,8 @@ int FindField(const std::vector<arrow::FieldPtr>& fields, const std::string& nam
     if (fields[i]->name == name) return static_cast<int>(i);
   }
   int found = -1;
-  const std::string low = ToLower(name);
   for (size_t i = 0; i < fields.size(); ++i) {
-    if (ToLower(fields[i]->name) == low) {
+    if (EqualsIgnoreCase(fields[i]->name, name)) {
       if (found >= 0) return -2;
       found = static_cast<int>(i);
     }

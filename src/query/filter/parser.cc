@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/civil_date.h"
 #include "query/filter/lexer.h"
 
 namespace strata::query::filter {
@@ -21,24 +22,6 @@ struct Node {
   ExprPtr expr;
   int depth = 1;
 };
-
-// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant, "chrono-Compatible
-// Low-Level Date Algorithms", days_from_civil).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;                                    // [0, 399]
-  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;  // [0, 365]
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;            // [0, 146096]
-  return era * 146097 + doe - 719468;
-}
-
-bool IsLeap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-unsigned DaysInMonth(int64_t y, unsigned m) {
-  static const unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return m == 2 && IsLeap(y) ? 29 : kDays[m - 1];
-}
 
 // Reads `count_min`..`count_max` digits at s[*i]; false when there are fewer.
 bool ReadDigits(std::string_view s, size_t* i, size_t count_min, size_t count_max, int64_t* value) {

@@ -1,6 +1,5 @@
 // Internal to the filter evaluator: dates and timestamps as text and between units.
-// Calendar: proleptic Gregorian, days from civil dates by the era algorithm of H. Hinnant,
-// "chrono-Compatible Low-Level Date Algorithms" (public description, our own code).
+// Calendar: proleptic Gregorian, via common/civil_date.h (H. Hinnant's era algorithm).
 // Thread-safety: pure functions.
 #pragma once
 
@@ -12,9 +11,6 @@
 #include "arrow/type.h"
 
 namespace strata::query::filter::internal {
-
-/// Days since 1970-01-01 of a civil date (month 1-12, day 1-31; not range-checked).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
 
 /// 'YYYY-MM-DD' -> days since the epoch; nullopt when malformed or not a real date.
 std::optional<int64_t> ParseDate(std::string_view s);
