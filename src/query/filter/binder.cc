@@ -446,9 +446,10 @@ Result<NodePtr> Binder::BindIn(const ExprPtr& e, int depth) {
     kind = x->type->id() == TypeId::kUInt64 ? Kind::kUInt64 : Kind::kInt64;
   }
   if (FamilyOf(*x->type) == Family::kTemporal) scale = std::max(scale, ScaleOf(*x->type));
+  const std::string what = e->ToString();  // once: per item it made long IN lists quadratic
   for (const NodePtr& item : typed) {
     if (kind == Kind::kUInt64 && !IsNonNegativeIntLiteral(*item)) continue;  // never equal
-    STRATA_ASSIGN_OR_RETURN(auto v, ToKind(item->literal, kind, scale, e->ToString()));
+    STRATA_ASSIGN_OR_RETURN(auto v, ToKind(item->literal, kind, scale, what));
     arrow::Array a(v);
     switch (kind) {
       case Kind::kString:

@@ -87,9 +87,27 @@ arrow::ArrayDataPtr MakeNullArray(const arrow::DataTypePtr& type, int64_t n) {
     case TypeId::kBool:
       return MakeArray(type, n, {validity, OutBuffer(arrow::BytesForBits(n)).Finish()});
     case TypeId::kUtf8:
+    case TypeId::kBinary:
       return MakeArray(type, n, {validity, OutBuffer((n + 1) * 4).Finish(), OutBuffer(0).Finish()});
     case TypeId::kLargeUtf8:
+    case TypeId::kLargeBinary:
       return MakeArray(type, n, {validity, OutBuffer((n + 1) * 8).Finish(), OutBuffer(0).Finish()});
+    // Nested layouts: zero offsets over an empty child (lists), list_size null child values
+    // per row (fixed_size_list), a null child per field (struct).
+    case TypeId::kList:
+      return MakeArray(type, n, {validity, OutBuffer((n + 1) * 4).Finish()},
+                       {MakeNullArray(type->value_type(), 0)});
+    case TypeId::kLargeList:
+      return MakeArray(type, n, {validity, OutBuffer((n + 1) * 8).Finish()},
+                       {MakeNullArray(type->value_type(), 0)});
+    case TypeId::kFixedSizeList:
+      return MakeArray(type, n, {validity},
+                       {MakeNullArray(type->value_type(), n * type->list_size())});
+    case TypeId::kStruct: {
+      std::vector<arrow::ArrayDataPtr> children;
+      for (const auto& f : type->children()) children.push_back(MakeNullArray(f->type, n));
+      return MakeArray(type, n, {validity}, std::move(children));
+    }
     default:
       return MakeArray(type, n, {validity, OutBuffer(n * type->bit_width() / 8).Finish()});
   }

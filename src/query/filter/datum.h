@@ -62,7 +62,8 @@ arrow::ArrayDataPtr MakeArray(const arrow::DataTypePtr& type, int64_t n,
                               std::vector<arrow::BufferPtr> buffers,
                               std::vector<arrow::ArrayDataPtr> children = {});
 
-/// `n` rows all null of `type` (null, bool, fixed-width, utf8 and large_utf8).
+/// `n` rows all null of `type`: null, bool, fixed-width, utf8 / binary (and large), list,
+/// large_list, fixed_size_list (list_size null child values per row) and struct.
 arrow::ArrayDataPtr MakeNullArray(const arrow::DataTypePtr& type, int64_t n);
 
 /// Expands a scalar datum to `n` rows (arrays are returned as they are).
