@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -150,6 +151,9 @@ Result<std::vector<query::ColumnRef>> GetColumns(const json& j) {
       if (!kv.value().is_string()) {
         return Status::Invalid("columns: the expression of '" + kv.key() +
                                "' must be a string, got " + Got(kv.value()));
+      }
+      if (kv.key().empty()) {
+        return Status::Invalid("columns: an output column name (alias) must not be empty");
       }
       const std::string expr = kv.value().get<std::string>();
       // A plain column reference is gathered as is; anything else is an SQL expression the
@@ -306,6 +310,24 @@ Result<query::FtsSearchOptions> GetFullTextQuery(const json& f) {
   return o;
 }
 
+// An output column may not take the name of a column the query appends (`_distance` for vector
+// search, `_score` for full-text search, `_rowid` with with_row_id): the answer would hold two
+// columns of that name.
+Status CheckReservedNames(const std::vector<query::ColumnRef>& columns,
+                          std::initializer_list<const char*> appended) {
+  for (const query::ColumnRef& c : columns) {
+    const std::string& out = c.alias.empty() ? c.name : c.alias;
+    for (const char* name : appended) {
+      if (name != nullptr && out == name) {
+        return Status::Invalid("columns: output column '" + out +
+                               "' clashes with the column this query appends; choose another "
+                               "alias");
+      }
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 Result<QueryRequest> ParseQueryRequest(std::string_view body) {
@@ -345,6 +367,8 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
     if (k && *k < 1) {
       return Status::Invalid("k must be >= 1 for a full-text search, got " + std::to_string(*k));
     }
+    STRATA_RETURN_IF_ERROR(CheckReservedNames(
+        columns, {query::kScoreColumn, with_row_id ? query::kRowIdColumn : nullptr}));
     if (k) fts.k = *k;
     if (offset) fts.offset = *offset;
     fts.columns_out = std::move(columns);
@@ -359,6 +383,8 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
       return Status::Invalid("k must be >= 0 for a plain scan (0 returns no rows), got " +
                              std::to_string(*k));
     }
+    STRATA_RETURN_IF_ERROR(
+        CheckReservedNames(columns, {with_row_id ? query::kRowIdColumn : nullptr}));
     query::ScanOptions scan;
     if (k) scan.limit = *k;
     if (offset) scan.offset = *offset;
@@ -371,6 +397,8 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   if (k && *k < 1) {
     return Status::Invalid("k must be >= 1 for a vector search, got " + std::to_string(*k));
   }
+  STRATA_RETURN_IF_ERROR(CheckReservedNames(
+      columns, {query::kDistanceColumn, with_row_id ? query::kRowIdColumn : nullptr}));
   query::VectorSearchOptions vs;
   if (vit->size() == 1 && (*vit)[0].is_array()) {
     STRATA_ASSIGN_OR_RETURN(vs.query, GetVector((*vit)[0]));  // [[...]] with one vector

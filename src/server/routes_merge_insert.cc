@@ -324,6 +324,12 @@ void HandleMergeInsert(ServerContext& ctx, const TableRequest& req, httplib::Res
   if (!t.ok()) return SendError(res, t.status());
   Result<DecodedUpload> upload = DecodeArrowUpload(req.body, "merge_insert");
   if (!upload.ok()) return SendError(res, upload.status());
+  if (upload->schema != nullptr && upload->schema->GetFieldIndex(options->on) < 0) {
+    // Conforming would fill it with nulls, which match nothing: every row would be inserted
+    // with a null key.
+    return SendError(res, Status::Invalid("merge_insert: the uploaded rows have no column '" +
+                                          options->on + "' (the `on` column)"));
+  }
   MergeCounts counts;
   MergePlanner planner(*options, *upload, &counts);
   Result<uint64_t> version =

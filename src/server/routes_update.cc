@@ -8,6 +8,8 @@
 // Refused with 400 (nothing written): an unknown column, a hidden column, a primary-key column
 // (as LanceDB), a column listed twice, an expression that does not parse or bind, a value that
 // does not convert, a null for a non-nullable column.
+// A value written as an array literal `[a, b, ...]` (what the LanceDB clients send for an array
+// value) sets a list or vector column (list_literal.h).
 #include <nlohmann/json.hpp>
 
 #include <set>
@@ -15,6 +17,7 @@
 #include "query/filter/evaluator.h"
 #include "query/matched_rows.h"
 #include "server/http_errors.h"
+#include "server/list_literal.h"
 #include "server/mutation_helpers.h"
 #include "server/routes.h"
 
@@ -58,7 +61,8 @@ Result<UpdateRequest> ParseUpdateRequest(std::string_view text) {
 struct BoundUpdate {
   int column = -1;
   arrow::FieldPtr field;
-  query::filter::BoundExprPtr expr;
+  query::filter::BoundExprPtr expr;                // null for an array literal
+  std::vector<query::filter::Literal> list_items;  // an array literal `[a, b, ...]`
 };
 
 Result<std::vector<BoundUpdate>> BindUpdates(const UpdateRequest& request,
@@ -91,8 +95,16 @@ Result<std::vector<BoundUpdate>> BindUpdates(const UpdateRequest& request,
     query::filter::BindOptions options;
     options.require_bool = false;
     options.context = "update expression for '" + column + "'";
+    if (IsListLiteral(sql)) {
+      STRATA_ASSIGN_OR_RETURN(auto items, ParseListLiteral(sql, options.context));
+      // Checked here, before anything is written: the column type and vector dimension.
+      STRATA_RETURN_IF_ERROR(
+          RepeatListLiteral(items, schema.field(idx)->type, 0, "column '" + column + "'").status());
+      out.push_back({idx, schema.field(idx), nullptr, std::move(items)});
+      continue;
+    }
     STRATA_ASSIGN_OR_RETURN(auto expr, query::filter::ParseAndBind(sql, schema, options));
-    out.push_back({idx, schema.field(idx), std::move(expr)});
+    out.push_back({idx, schema.field(idx), std::move(expr), {}});
   }
   return out;
 }
@@ -121,11 +133,16 @@ void HandleUpdate(ServerContext& ctx, const TableRequest& req, httplib::Response
       for (int c = 0; c < rows.num_columns(); ++c) columns.push_back(rows.column_data(c));
       // Every expression reads the old values: evaluate all before replacing any column.
       for (const auto& u : updates) {
-        HiddenValues hidden = HiddenValuesFor(*u.expr, *snap.shard, mb);
         const std::string what = "column '" + u.field->name + "'";
-        STRATA_ASSIGN_OR_RETURN(auto values,
-                                query::filter::Evaluate(*u.expr, rows, hidden.context()));
-        STRATA_ASSIGN_OR_RETURN(values, query::filter::CastArray(values, u.field->type, what));
+        arrow::ArrayDataPtr values;
+        if (u.expr == nullptr) {
+          STRATA_ASSIGN_OR_RETURN(
+              values, RepeatListLiteral(u.list_items, u.field->type, rows.num_rows(), what));
+        } else {
+          HiddenValues hidden = HiddenValuesFor(*u.expr, *snap.shard, mb);
+          STRATA_ASSIGN_OR_RETURN(values, query::filter::Evaluate(*u.expr, rows, hidden.context()));
+          STRATA_ASSIGN_OR_RETURN(values, query::filter::CastArray(values, u.field->type, what));
+        }
         if (!u.field->nullable && arrow::Array(values).null_count() > 0) {
           return Status::Invalid("update: " + what + " is not nullable but the expression gives " +
                                  std::to_string(arrow::Array(values).null_count()) + " nulls");

@@ -612,6 +612,30 @@ describe("query engine with the LanceDB client against strata serve", () => {
   // ------------------------------------------------------------------------------------------
   // update/ and delete/.
   // ------------------------------------------------------------------------------------------
+  test("update with array values sets vector and list columns (the client sends [a, b])", async () => {
+    const v = await db
+      .createTable("updvec", [
+        { id: 1, vector: [1, 2], tags: ["a"] },
+        { id: 2, vector: [5, 6], tags: ["b"] },
+      ])
+      .catch(failWithLog);
+    await v.update({ where: "id = 1", values: { vector: [3, 4], tags: ["x", "y"] } });
+    const rows = (await v.query().toArray())
+      .map((r) => ({ id: Number(r.id), v: Array.from(r.vector), tags: r.tags.toArray() }))
+      .sort((a, b) => a.id - b.id);
+    assert.deepEqual(rows, [
+      { id: 1, v: [3, 4], tags: ["x", "y"] },
+      { id: 2, v: [5, 6], tags: ["b"] },
+    ]);
+    // The new vector is what a search finds.
+    const hit = await rowsOf(v.search([3, 4]).limit(1).select(["id"]));
+    assert.equal(Number(hit[0].id), 1);
+    await rejects400(v.update({ where: "id = 1", values: { vector: [3, 4, 5] } }), [
+      /dimension 2/,
+      /3 elements/,
+    ], "a 3-element array into a 2-d vector column");
+  });
+
   describe("update and delete", () => {
     const SCHEMA = new arrow.Schema([
       new arrow.Field("id", new arrow.Int64(), false),

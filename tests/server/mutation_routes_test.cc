@@ -371,6 +371,19 @@ TEST_F(MutationRoutesTest, MergeRefusals) {
   ExpectError(Merge({Rows({2})}, {{"on", "id"}, {"when_matched_update_all", "yes"}}),
               "when_matched_update_all");
   ExpectError(Call(HandleMergeInsert, "merge_insert", "", {{"on", "id"}}), "empty");
+  {
+    // Rows without the `on` column would all be inserted with a null key: refused.
+    auto only_n = std::make_shared<arrow::Schema>(
+        std::vector<arrow::FieldPtr>{arrow::field("n", arrow::int64())});
+    arrow::RecordBatchBuilder b(only_n);
+    ASSERT_TRUE(b.column(0)->AppendInt(9).ok());
+    auto batch = b.Finish();
+    ASSERT_TRUE(batch.ok());
+    auto stream = arrow::ipc::WriteStream(*only_n, {*batch}, {});
+    ASSERT_TRUE(stream.ok());
+    ExpectError(Call(HandleMergeInsert, "merge_insert", *stream, kUpsert),
+                "no column 'id' (the `on` column)");
+  }
   EXPECT_EQ(Scan(), before);
 }
 
