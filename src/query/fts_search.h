@@ -31,9 +31,9 @@ struct FtsSearchOptions {
   int64_t k = 10;  // >= 1
   int64_t offset = 0;
   std::vector<ColumnRef> columns_out;  // projection; empty = all
-  std::optional<std::string> filter;  // SQL filter (query/filter/); unset = none
-  bool prefilter = true;              // false: filter the top-k after ranking
-  bool with_row_id = false;  // `_rowid` as in VectorSearch
+  std::optional<std::string> filter;   // SQL filter (query/filter/); unset = none
+  bool prefilter = true;               // false: filter the top-k after ranking
+  bool with_row_id = false;            // `_rowid` as in VectorSearch
 };
 
 /// Errors (Invalid naming the field): k < 1, offset < 0, empty query text, a searched column

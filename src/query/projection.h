@@ -43,6 +43,6 @@ Result<Projection> ResolveProjection(const arrow::SchemaPtr& schema,
 /// The projected columns of `batch` (zero-copy for plain columns; computed ones evaluated)
 /// under `projection.schema`. Errors: Invalid from evaluation.
 Result<arrow::RecordBatchPtr> ApplyProjection(const Projection& projection,
-                                      const arrow::RecordBatch& batch);
+                                              const arrow::RecordBatch& batch);
 
 }  // namespace strata::query

@@ -10,8 +10,8 @@
 #include <optional>
 #include <vector>
 
-#include "common/status.h"
 #include <string>
+#include "common/status.h"
 #include "query/projection.h"
 #include "query/query_result.h"
 #include "table/table.h"

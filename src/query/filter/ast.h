@@ -55,7 +55,7 @@ enum class ExprKind {
 };
 
 enum class CompareOp { kEq, kNe, kLt, kLe, kGt, kGe };  // = ; != or <> ; < ; <= ; > ; >=
-enum class ArithOp { kAdd, kSub, kMul, kDiv, kMod };     // + - * / %
+enum class ArithOp { kAdd, kSub, kMul, kDiv, kMod };    // + - * / %
 
 struct Expr;
 using ExprPtr = std::shared_ptr<const Expr>;
