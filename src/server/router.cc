@@ -29,10 +29,7 @@ double ElapsedMs() {
 /// LanceDB routes that later issues implement (PROTOCOL.md §7 rows 8-13): answered with 400
 /// "not supported yet" rather than 404, which the client would report as TableNotFound.
 bool IsLaterIssueRoute(const std::string& action) {
-  static const char* const kActions[] = {"add_columns",
-                                         "alter_columns",
-                                         "drop_columns",
-                                         "update_field_metadata",
+  static const char* const kActions[] = {"update_field_metadata",
                                          "restore",
                                          "version/list",
                                          "tags/list",
@@ -65,7 +62,8 @@ bool HasJsonBody(const std::string& action, const httplib::Request& http) {
   return action == "describe" || action == "count_rows" || action == "query" ||
          action == "delete" || action == "update" || action == "flush" ||
          action == "mem_wal/describe" || action == "create_index" || action == "index/list" ||
-         action == "index/{n}/stats" || action == "explain_plan" || action == "analyze_plan";
+         action == "index/{n}/stats" || action == "explain_plan" || action == "analyze_plan" ||
+         action == "add_columns" || action == "alter_columns" || action == "drop_columns";
 }
 
 // A Content-Length header value: decimal digits only, at most `max_body` (RFC 9110 §8.6).
@@ -129,6 +127,9 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "index/{n}/stats") return HandleIndexStats(ctx, req, res);
   if (action == "index/{n}/drop") return HandleDropIndex(ctx, req, res);
   if (action == "index/{n}/prewarm") return HandlePrewarmIndex(ctx, req, res);
+  if (action == "add_columns") return HandleAddColumns(ctx, req, res);
+  if (action == "alter_columns") return HandleAlterColumns(ctx, req, res);
+  if (action == "drop_columns") return HandleDropColumns(ctx, req, res);
   if (IsLaterIssueRoute(action)) {
     return SendError(res, Status::NotSupported(action + "/ is not supported yet by this server"));
   }

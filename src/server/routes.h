@@ -61,6 +61,13 @@ void HandleIndexStats(ServerContext& ctx, const TableRequest& req, httplib::Resp
 void HandleDropIndex(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandlePrewarmIndex(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 
+/// Schema evolution of PROTOCOL.md §5.3 (routes_columns.cc, rules in column_changes.h):
+/// add_columns/ (SQL expressions), alter_columns/ (rename, nullable, data_type), drop_columns/;
+/// each one Table::RewriteColumns; answer {"version": N}.
+void HandleAddColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleAlterColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleDropColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+
 /// 200 with a compact JSON body.
 void SendJson(httplib::Response& res, const std::string& body);
 

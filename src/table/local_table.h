@@ -12,8 +12,9 @@
 // (the schema may change).
 // Locking: `write_mu_` (shared_mutex) orders row writes against read-modify-writes: Insert,
 // Delete and Overwrite take it shared (they run concurrently with each other; the
-// ShardWriter orders concurrent puts), ReadModifyWrite exclusively, from before its snapshot
-// until its mutation is durable and visible, so no write lands between its read and its write.
+// ShardWriter orders concurrent puts), ReadModifyWrite and RewriteColumns exclusively, from
+// before their snapshot until their write is durable and visible (RewriteColumns: until the
+// fresh shard is swapped in), so no write lands between the read and the write.
 // `mu_` (shared_mutex) guards manifest_, schema_, shard_ and dropped_; Insert, Delete and
 // Snapshot take it shared, Overwrite, Drop, CreateIndex and DropIndex exclusively.
 // Lock order: write_mu_ before mu_ (never the reverse); ReadModifyWrite calls its function
@@ -66,6 +67,9 @@ class LocalTable : public Table {
   Result<index::IndexSpec> CreateIndex(index::IndexSpec spec) override;
   Status DropIndex(const std::string& name) override;
   std::vector<IndexStatus> ListIndexes() const override;
+  /// Defined in local_table_rewrite.cc; see Table::RewriteColumns.
+  Result<uint64_t> RewriteColumns(
+      const std::function<Result<ColumnRewrite>(const RewriteSource&)>& plan) override;
 
   /// Marks the table dropped (later calls fail NotFound), closes the shard writer and removes
   /// its files: manifests

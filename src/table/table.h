@@ -66,6 +66,29 @@ struct Mutation {
   bool empty() const;
 };
 
+/// Rows per put when Table::RewriteColumns writes the fresh shard (bounded so MemTable seals
+/// and backpressure work as for ordinary inserts).
+inline constexpr int64_t kRewriteChunkRows = 50000;
+
+/// What a column rewrite reads (Table::RewriteColumns): the snapshot taken under the write
+/// lock, the declared primary key (empty: hidden `_rowid`) and the index definitions.
+struct RewriteSource {
+  const TableSnapshot& snapshot;
+  std::vector<std::string> primary_key;
+  std::vector<index::IndexSpec> indexes;
+};
+
+/// A column rewrite (add_columns/, alter_columns/, drop_columns/): the new user schema,
+/// primary key and index definitions, and `transform`, which maps live batch
+/// `snapshot.batches[index]` (old schema) to a batch of the same rows under `schema`.
+struct ColumnRewrite {
+  arrow::SchemaPtr schema;
+  std::vector<std::string> primary_key;
+  std::vector<index::IndexSpec> indexes;
+  std::function<Result<arrow::RecordBatchPtr>(const arrow::RecordBatchPtr& batch, size_t index)>
+      transform;
+};
+
 class Table {
  public:
   virtual ~Table() = default;
@@ -109,6 +132,22 @@ class Table {
 
   /// ShardWriter::Describe of every shard (mem_wal/describe/).
   virtual std::vector<shard::ShardDescription> DescribeShards() const = 0;
+
+  /// Rewrites every live row into a new schema: takes the write lock exclusively (as
+  /// ReadModifyWrite: no write lands between the read and the swap), snapshots, calls `plan`
+  /// on the snapshot (it validates and returns the new layout), transforms every live batch,
+  /// writes the results into a fresh shard (puts of at most kRewriteChunkRows rows) that
+  /// maintains `indexes`, commits a table manifest (new schema, primary key, index
+  /// definitions) and swaps the shard in, removing the old one's files. Readers see either the
+  /// old schema and rows or the new ones. Tables without a primary key give the rows fresh
+  /// hidden `_rowid`s (row ids of earlier query answers no longer address them). Returns the
+  /// new version (higher than every earlier one).
+  /// Errors (nothing changes; the fresh shard is removed): whatever `plan` or `transform`
+  /// return; Invalid for a bad new schema / primary key / index definition, a transformed
+  /// batch that does not conform, or index definitions changed by a concurrent CreateIndex /
+  /// DropIndex during the rewrite (retry); then as Insert.
+  virtual Result<uint64_t> RewriteColumns(
+      const std::function<Result<ColumnRewrite>(const RewriteSource&)>& plan) = 0;
 
   /// Records index definition `spec` (name required; an existing index of the same name is
   /// replaced) in a new table manifest, adds it to every MemTable (new rows are indexed before

@@ -22,28 +22,9 @@ import fs from "node:fs";
 import path from "node:path";
 import * as arrow from "apache-arrow";
 import { StrataServer, startServer } from "./lib/server.mjs";
-import { rng } from "./lib/vectors.mjs";
+import { vectorStream } from "./lib/ipc_bodies.mjs";
 
 const DB = "errs";
-
-/** An Arrow IPC stream of n rows {id: int64 = id0.., vector: fixed_size_list<float32>[dim]}. */
-function vectorStream(id0, n, dim, seed = 1) {
-  const rand = rng(seed);
-  const ids = new BigInt64Array(n);
-  const values = new Float32Array(n * dim);
-  for (let i = 0; i < n; i++) ids[i] = BigInt(id0 + i);
-  for (let i = 0; i < values.length; i++) values[i] = rand() * 2 - 1;
-  const item = new arrow.Field("item", new arrow.Float32(), true);
-  const schema = new arrow.Schema([
-    new arrow.Field("id", new arrow.Int64(), false),
-    new arrow.Field("vector", new arrow.FixedSizeList(dim, item), true),
-  ]);
-  const idData = arrow.makeData({ type: new arrow.Int64(), length: n, data: ids });
-  const child = arrow.makeData({ type: new arrow.Float32(), length: n * dim, data: values });
-  const vecData = arrow.makeData({ type: schema.fields[1].type, length: n, nullCount: 0, child });
-  const struct = arrow.makeData({ type: new arrow.Struct(schema.fields), length: n, children: [idData, vecData] });
-  return arrow.tableToIPC(new arrow.Table([new arrow.RecordBatch(schema, struct)]), "stream");
-}
 
 /** An Arrow IPC stream of {id: int64, name: utf8} rows. */
 function nameStream(rows) {

@@ -1,0 +1,43 @@
+// add_columns/, alter_columns/, drop_columns/ (PROTOCOL.md §5.3): each parses its body, then
+// runs one Table::RewriteColumns whose plan (column_changes.h) is made from the snapshot taken
+// under the table's write lock, so a concurrent write or schema change is never lost. Answer
+// {"version": N}. Bad input is 400 invalid_input naming the field (nothing changes); a missing
+// table 404.
+#include <nlohmann/json.hpp>
+
+#include "server/column_changes.h"
+#include "server/http_errors.h"
+#include "server/routes.h"
+
+namespace strata::server {
+
+namespace {
+
+template <typename Request, typename Planner>
+void RunRewrite(ServerContext& ctx, const TableRequest& req, httplib::Response& res,
+                const Result<Request>& request, Planner plan) {
+  if (!request.ok()) return SendError(res, request.status());
+  Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
+  if (!t.ok()) return SendError(res, t.status());
+  Result<uint64_t> version = (*t)->RewriteColumns(
+      [&](const table::RewriteSource& source) { return plan(*request, source); });
+  if (!version.ok()) return SendError(res, version.status());
+  // Committed: from here on only a 200 may be sent.
+  SendJson(res, nlohmann::json{{"version", *version}}.dump());
+}
+
+}  // namespace
+
+void HandleAddColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  RunRewrite(ctx, req, res, ParseAddColumns(req.body_view()), PlanAddColumns);
+}
+
+void HandleAlterColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  RunRewrite(ctx, req, res, ParseAlterColumns(req.body_view()), PlanAlterColumns);
+}
+
+void HandleDropColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  RunRewrite(ctx, req, res, ParseDropColumns(req.body_view()), PlanDropColumns);
+}
+
+}  // namespace strata::server
