@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
-.PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench format clean crash
+.PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash
 
 deps:
 	@bash scripts/install-deps
@@ -78,6 +78,12 @@ bench: build
 	$(BUILD)/wal_put_bench
 	$(BUILD)/hnsw_bench
 	$(BUILD)/fts_bench
+
+# REST benchmark (bench/rest_bench.mjs --help): req/s, p50/p99 and server CPU for 1-row and
+# 1,000-row inserts, k=10 vector and FTS queries at 1/8/32 connections (~2.5 min); the Node
+# client shares the machine. Extra flags via REST_BENCH_ARGS, e.g. "--seconds 10 --json out.json".
+bench-rest: build
+	node bench/rest_bench.mjs --bin $(BUILD)/strata $(REST_BENCH_ARGS)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc')
