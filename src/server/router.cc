@@ -10,6 +10,7 @@
 #include "server/body_reader.h"
 #include "server/http_errors.h"
 #include "server/routes.h"
+#include "server/server_metrics.h"
 #include "table/table_name.h"
 
 namespace strata::server {
@@ -160,6 +161,9 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
     res.status = 200;
     res.set_content("ok", "text/plain");
   });
+  svr.Get("/metrics", [&ctx](const httplib::Request& req, httplib::Response& res) {
+    HandleMetrics(ctx, req, res);
+  });
   svr.Get(R"(/v1/table/?)", [&ctx](const httplib::Request& req, httplib::Response& res) {
     HandleListTables(ctx, req, res);
   });
@@ -242,6 +246,10 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
         res.body = ErrorBody("internal", "internal error: " + what);
         res.set_header("Content-Type", "application/json");
       });
+  // Every answered request (routes, pre-routing answers, errors) is counted for /metrics.
+  svr.set_post_routing_handler([&ctx](const httplib::Request& req, httplib::Response& res) {
+    ObserveHttpRequest(*ctx.metrics, req, res.status, ElapsedMs() / 1000);
+  });
   svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     if (res.status >= 400 && res.status != 404) {
       // Not res.body: it may already be gzip-compressed (accept-encoding: gzip).

@@ -12,6 +12,7 @@
 #include "server/http_errors.h"
 #include "server/query_runner.h"
 #include "server/routes.h"
+#include "server/server_metrics.h"
 #include "server/table_helpers.h"
 
 namespace strata::server {
@@ -34,6 +35,7 @@ void Explain(ServerContext& ctx, const TableRequest& req, httplib::Response& res
   if (!parsed.ok()) return SendError(res, parsed.status());
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
+  ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, "explain");
   const table::TableSnapshot snap = (*t)->Snapshot();
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);

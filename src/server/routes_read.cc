@@ -7,6 +7,7 @@
 #include "server/query_request.h"
 #include "server/query_runner.h"
 #include "server/routes.h"
+#include "server/server_metrics.h"
 #include "server/table_helpers.h"
 
 namespace strata::server {
@@ -16,6 +17,7 @@ void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Respo
   if (!parsed.ok()) return SendError(res, parsed.status());
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
+  ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, "count_rows");
   const table::TableSnapshot snap = (*t)->Snapshot();
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);
@@ -29,6 +31,7 @@ void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response&
   if (!parsed.ok()) return SendError(res, parsed.status());
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
+  ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, QueryKind(*parsed));
   const table::TableSnapshot snap = (*t)->Snapshot();
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);

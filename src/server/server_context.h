@@ -1,10 +1,11 @@
 // State shared by every route handler of one running server.
-// Thread-safety: immutable after start, except through `catalog`, which is itself thread-safe
+// Thread-safety: immutable after start, except through `catalog` and `metrics`, both thread-safe
 // (table::Catalog: every method may run concurrently).
 #pragma once
 
 #include <memory>
 
+#include "server/server_metrics.h"
 #include "server/server_options.h"
 #include "table/catalog.h"
 
@@ -13,6 +14,8 @@ namespace strata::server {
 struct ServerContext {
   ServerOptions options;
   std::unique_ptr<table::Catalog> catalog;
+  /// Live HTTP and query metrics (GET /metrics); internally locked.
+  std::shared_ptr<ServerMetrics> metrics = std::make_shared<ServerMetrics>();
 };
 
 }  // namespace strata::server

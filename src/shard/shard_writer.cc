@@ -684,7 +684,14 @@ void ShardWriter::Impl::FlusherLoop() {
       }
       frozen.pop_front();
       ++stats.flushes;
-      stats.flush_seconds_total += std::chrono::duration<double>(Clock::now() - t0).count();
+      const double flush_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      stats.flush_seconds_total += flush_seconds;
+      size_t bucket = 0;
+      while (bucket < ShardWriterStats::kFlushSecondsBounds.size() &&
+             flush_seconds > ShardWriterStats::kFlushSecondsBounds[bucket]) {
+        ++bucket;
+      }
+      ++stats.flush_seconds_histogram[bucket];
       visible_epoch.fetch_add(1);
       cv.notify_all();
     } else if (!closed || !st.IsInvalid()) {
@@ -1029,6 +1036,7 @@ ShardWriterStats ShardWriter::stats() const {
   st.wal_entries = ws.entries_written;
   st.wal_appends = ws.appends;
   st.wal_fsyncs = ws.fsyncs;
+  st.wal_group_size_histogram = ws.group_size_histogram;
   return st;
 }
 

@@ -43,6 +43,7 @@
 // from many threads at once.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -150,7 +151,9 @@ struct ShardWriterStats {
   uint64_t backpressure_waits = 0, backpressure_timeouts = 0;
   uint64_t wal_entries = 0, wal_appends = 0, wal_fsyncs = 0;
   double flush_seconds_total = 0;
-};
+  /// WAL entries by appends grouped into them (wal::WalWriterStats::group_size_histogram):
+  /// [0] 1, [1] 2-3, [2] 4-7, ..., [6] 64-127, [7] >= 128; fence sentinels not counted.
+  std::array<uint64_t, 8> wal_group_size_histogram{};
 
 /// A consistent read view across tiers: live rows only (newest version per key, tombstones
 /// and older duplicates dropped), user columns only, oldest first (SSTables by generation,

@@ -17,6 +17,13 @@ namespace strata::table {
 
 enum class CreateMode { kCreate, kOverwrite, kExistOk };
 
+/// One table the catalog holds open (OpenTables()).
+struct OpenTable {
+  std::string database;
+  std::string name;
+  std::shared_ptr<Table> table;
+};
+
 class Catalog {
  public:
   virtual ~Catalog() = default;
@@ -46,6 +53,11 @@ class Catalog {
 
   /// Removes the table and its files. Errors: NotFound.
   virtual Status DropTable(const std::string& database, const std::string& name) = 0;
+
+  /// The tables opened so far (by a create, a lookup or a write) and not dropped, sorted by
+  /// database then name; tables on disk never touched since start are not listed (GET
+  /// /metrics). Default: none.
+  virtual std::vector<OpenTable> OpenTables() { return {}; }
 };
 
 }  // namespace strata::table

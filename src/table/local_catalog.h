@@ -35,6 +35,8 @@ class LocalCatalog : public Catalog {
   Result<std::shared_ptr<Table>> GetTable(const std::string& database,
                                           const std::string& name) override;
   Status DropTable(const std::string& database, const std::string& name) override;
+  /// Defined in local_catalog_metrics.cc; takes mu_.
+  std::vector<OpenTable> OpenTables() override;
 
   /// Object-store prefix of a table: "{EncodeNameForDir(database)}/{EncodeNameForDir(name)}".
   static std::string TablePrefix(const std::string& database, const std::string& name);

@@ -64,6 +64,8 @@ class LocalTable : public Table {
       const std::function<Result<Mutation>(const TableSnapshot&)>& fn) override;
   Result<std::vector<ShardFlushResult>> Flush(shard::Deadline deadline) override;
   std::vector<shard::ShardDescription> DescribeShards() const override;
+  /// Defined in local_table_metrics.cc; takes mu_ shared.
+  std::vector<shard::ShardWriterStats> ShardStats() const override;
   Result<index::IndexSpec> CreateIndex(index::IndexSpec spec) override;
   Status DropIndex(const std::string& name) override;
   std::vector<IndexStatus> ListIndexes() const override;

@@ -132,6 +132,9 @@ class Table {
 
   /// ShardWriter::Describe of every shard (mem_wal/describe/).
   virtual std::vector<shard::ShardDescription> DescribeShards() const = 0;
+  /// ShardWriter::stats() of every shard (GET /metrics); empty once dropped. The counters
+  /// start at zero whenever a shard writer opens (table reopened, overwritten or rewritten).
+  virtual std::vector<shard::ShardWriterStats> ShardStats() const { return {}; }
 
   /// Rewrites every live row into a new schema: takes the write lock exclusively (as
   /// ReadModifyWrite: no write lands between the read and the swap), snapshots, calls `plan`

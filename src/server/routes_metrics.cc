@@ -1,0 +1,198 @@
+// GET /metrics (PROTOCOL.md §0): Prometheus text exposition format 0.0.4 (metrics.h). The
+// live HTTP and query families of ServerMetrics, then series read at scrape time:
+//  - per open table (labels database, table; summed over its shards) the ShardWriter
+//    counters. They live in the shard writer, so they restart from zero when the table is
+//    reopened (server restart), overwritten or has its columns rewritten (a new shard writer):
+//    a normal Prometheus counter reset, which rate() and increase() handle;
+//  - per open table the live row count (Table::Snapshot().num_rows, cached by the table until
+//    its next write) and version gauges;
+//  - process gauges (uptime, resident memory from /proc/self/statm, open tables).
+// Tables on disk that no request has touched since start are not open and not listed.
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "server/server_context.h"
+#include "server/server_metrics.h"
+
+namespace strata::server {
+
+namespace {
+
+using metrics::Label;
+using metrics::MetricFamily;
+using metrics::MetricType;
+using metrics::Sample;
+
+// Resident set size in bytes (second field of /proc/self/statm, in pages); -1 when unknown.
+double ResidentBytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  if (n != 2) return -1;
+  return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+// Per-table shard-writer stats, summed over the table's shards.
+struct TableStats {
+  std::vector<Label> labels;  // database, table
+  shard::ShardWriterStats stats;
+  double rows = 0;
+  double version = 0;
+};
+
+void Add(shard::ShardWriterStats& to, const shard::ShardWriterStats& s) {
+  to.puts += s.puts;
+  to.rows += s.rows;
+  to.seals += s.seals;
+  to.flushes += s.flushes;
+  to.flush_failures += s.flush_failures;
+  to.backpressure_waits += s.backpressure_waits;
+  to.backpressure_timeouts += s.backpressure_timeouts;
+  to.wal_entries += s.wal_entries;
+  to.wal_appends += s.wal_appends;
+  to.wal_fsyncs += s.wal_fsyncs;
+  to.flush_seconds_total += s.flush_seconds_total;
+  for (size_t i = 0; i < s.wal_group_size_histogram.size(); ++i) {
+    to.wal_group_size_histogram[i] += s.wal_group_size_histogram[i];
+  }
+  for (size_t i = 0; i < s.flush_seconds_histogram.size(); ++i) {
+    to.flush_seconds_histogram[i] += s.flush_seconds_histogram[i];
+  }
+}
+
+// One per-table counter family from a field of ShardWriterStats.
+MetricFamily TableCounter(const std::vector<TableStats>& tables, const char* name, std::string help,
+                          uint64_t shard::ShardWriterStats::*field) {
+  MetricFamily f{name, std::move(help), MetricType::kCounter, {}};
+  for (const TableStats& t : tables) {
+    f.samples.push_back({"", t.labels, static_cast<double>(t.stats.*field)});
+  }
+  return f;
+}
+
+MetricFamily TableGauge(const std::vector<TableStats>& tables, const char* name, const char* help,
+                        double TableStats::*field) {
+  MetricFamily f{name, help, MetricType::kGauge, {}};
+  for (const TableStats& t : tables) f.samples.push_back({"", t.labels, t.*field});
+  return f;
+}
+
+MetricFamily Gauge(const char* name, const char* help, double value) {
+  return MetricFamily{name, help, MetricType::kGauge, {{"", {}, value}}};
+}
+
+// Appended to the HELP of every shard-writer counter (see the file comment).
+constexpr const char* kResetNote = " Restarts at zero when the table's shard writer reopens.";
+
+std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
+  std::vector<TableStats> tables;
+  for (const table::OpenTable& open : catalog.OpenTables()) {
+    TableStats t;
+    t.labels = {{"database", open.database}, {"table", open.name}};
+    for (const shard::ShardWriterStats& s : open.table->ShardStats()) Add(t.stats, s);
+    t.rows = static_cast<double>(open.table->Snapshot().num_rows);
+    t.version = static_cast<double>(open.table->version());
+    tables.push_back(std::move(t));
+  }
+  using S = shard::ShardWriterStats;
+  auto help = [](const char* text) { return std::string(text) + kResetNote; };
+  std::vector<MetricFamily> out;
+  out.push_back(TableCounter(
+      tables, "strata_puts_total",
+      help("Write calls applied to the table's shards (insert, delete, update, merge_insert: one "
+           "per call, each one WAL append)."),
+      &S::puts));
+  out.push_back(TableCounter(
+      tables, "strata_rows_written_total",
+      help("Rows written to the table's MemTables (inserted rows, replacement versions and "
+           "tombstones)."),
+      &S::rows));
+  out.push_back(TableCounter(
+      tables, "strata_wal_entries_total",
+      help("WAL entries made durable (one per group commit, fence sentinels included)."),
+      &S::wal_entries));
+  out.push_back(TableCounter(tables, "strata_wal_appends_total",
+                             help("Appends made durable in WAL entries."), &S::wal_appends));
+  out.push_back(TableCounter(tables, "strata_wal_fsyncs_total",
+                             help("WAL entry writes synced to disk."), &S::wal_fsyncs));
+  {
+    MetricFamily f{"strata_wal_group_size",
+                   help("Appends grouped into one WAL entry (group commit); _count is entries "
+                        "holding appends, _sum is appends."),
+                   MetricType::kHistogram,
+                   {}};
+    // Bucket i of the WAL writer holds sizes [2^i, 2^(i+1)); sizes are integers, so its upper
+    // bound is 2^(i+1) - 1; the last bucket (>= 128) is +Inf.
+    const std::vector<double> bounds = {1, 3, 7, 15, 31, 63, 127};
+    for (const TableStats& t : tables) {
+      const auto& h = t.stats.wal_group_size_histogram;
+      metrics::AppendHistogramSamples(t.labels, bounds, std::vector<uint64_t>(h.begin(), h.end()),
+                                      static_cast<double>(t.stats.wal_appends), &f.samples);
+    }
+    out.push_back(std::move(f));
+  }
+  out.push_back(TableCounter(tables, "strata_memtable_seals_total",
+                             help("MemTables sealed (frozen for flush)."), &S::seals));
+  out.push_back(TableCounter(tables, "strata_flushes_total",
+                             help("MemTables flushed to SSTables and published."), &S::flushes));
+  out.push_back(TableCounter(tables, "strata_flush_failures_total",
+                             help("Failed flush attempts (each is retried; the writer is "
+                                  "poisoned after the last retry)."),
+                             &S::flush_failures));
+  {
+    MetricFamily f{"strata_flush_duration_seconds",
+                   help("Duration of successful flushes (SSTable written and manifest "
+                        "committed)."),
+                   MetricType::kHistogram,
+                   {}};
+    const std::vector<double> bounds(S::kFlushSecondsBounds.begin(), S::kFlushSecondsBounds.end());
+    for (const TableStats& t : tables) {
+      const auto& h = t.stats.flush_seconds_histogram;
+      metrics::AppendHistogramSamples(t.labels, bounds, std::vector<uint64_t>(h.begin(), h.end()),
+                                      t.stats.flush_seconds_total, &f.samples);
+    }
+    out.push_back(std::move(f));
+  }
+  out.push_back(TableCounter(tables, "strata_backpressure_waits_total",
+                             help("Writes that waited for flushes (unflushed bytes or frozen "
+                                  "MemTables at their limit)."),
+                             &S::backpressure_waits));
+  out.push_back(TableCounter(tables, "strata_backpressure_timeouts_total",
+                             help("Writes refused after waiting write_stall_timeout for flushes."),
+                             &S::backpressure_timeouts));
+  out.push_back(TableGauge(tables, "strata_table_rows",
+                           "Live rows of the table (newest version per key, deletes applied).",
+                           &TableStats::rows));
+  out.push_back(TableGauge(tables, "strata_table_version", "Current version of the table.",
+                           &TableStats::version));
+  out.push_back(Gauge("strata_open_tables", "Tables held open by the server.",
+                      static_cast<double>(tables.size())));
+  return out;
+}
+
+}  // namespace
+
+void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Response& res) {
+  std::vector<MetricFamily> families = ctx.metrics->registry.Collect();
+  for (MetricFamily& f : StorageFamilies(*ctx.catalog)) families.push_back(std::move(f));
+  const double uptime =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - ctx.metrics->start).count();
+  families.push_back(
+      Gauge("strata_process_uptime_seconds", "Seconds since the server started.", uptime));
+  const double rss = ResidentBytes();
+  if (rss >= 0) {
+    families.push_back(Gauge("strata_process_resident_memory_bytes",
+                             "Resident memory of the server process (/proc/self/statm).", rss));
+  }
+  res.status = 200;
+  res.set_content(metrics::RenderText(families), "text/plain; version=0.0.4; charset=utf-8");
+}
+
+}  // namespace strata::server
