@@ -4,7 +4,8 @@
 // CPU use.
 //
 // Workloads (one table: id int64, vector fixed_size_list<float32>[128], text utf8, with an
-// IVF_HNSW_SQ (l2) index on `vector` and an FTS index on `text`, both created before any row;
+// IVF_HNSW_SQ (l2, m 16, ef_construction 100, i.e. Index.hnswSq({m: 16, efConstruction: 100}))
+// index on `vector` and the client's default FTS index on `text`, both created before any row;
 // a base of --base-rows rows is loaded with 1,000-row inserts first):
 //   insert_1      POST insert/ with a 1-row Arrow IPC stream body
 //   insert_1000   POST insert/ with a 1,000-row Arrow IPC stream body
@@ -26,13 +27,14 @@
 // = (utime + stime of /proc/<pid>/stat, all threads) over the measured wall time, in cores.
 // The client runs on the same machine and competes for its cores; its CPU is printed too.
 //
-// Optional extra cells (--tmpfs, on by default): insert_1 against a second server whose data
+// Optional extra cells (--tmpfs): insert_1 against a second server (same base rows) whose data
 // directory is on /dev/shm (tmpfs: fsync returns at once), to show how much of the durable
-// 1-row insert latency is the WAL fsync.
+// 1-row insert latency is the WAL fsync. Off by default to keep the default run under 3 min.
+// Combine with --workloads insert_1 for a quick durable-vs-tmpfs comparison.
 //
 // Usage: node bench/rest_bench.mjs [--bin build/release/strata] [--seconds 5] [--warmup 1]
-//          [--conns 1,8,32] [--base-rows 20000] [--workloads insert_1,insert_1000,vector_k10,fts_k10]
-//          [--no-tmpfs] [--threads N (server --threads)] [--json out.json]
+//          [--conns 1,8,32] [--base-rows 10000] [--workloads insert_1,insert_1000,vector_k10,fts_k10]
+//          [--tmpfs] [--threads N (server --threads)] [--json out.json]
 import http from "node:http";
 import fs from "node:fs";
 import os from "node:os";
@@ -54,10 +56,10 @@ function parseArgs(argv) {
     seconds: 5,
     warmup: 1,
     conns: [1, 8, 32],
-    baseRows: 20000,
+    baseRows: 10000,
     dim: 128,
     workloads: ["insert_1", "insert_1000", "vector_k10", "fts_k10"],
-    tmpfs: true,
+    tmpfs: false,
     threads: 0,
     json: null,
     seed: 42,
@@ -82,7 +84,7 @@ function parseArgs(argv) {
         .map((s) => num("--conns", s, 1, 1024));
     else if (a === "--base-rows") o.baseRows = num("--base-rows", val(), 1000, 10_000_000);
     else if (a === "--workloads") o.workloads = val().split(",");
-    else if (a === "--no-tmpfs") o.tmpfs = false;
+    else if (a === "--tmpfs") o.tmpfs = true;
     else if (a === "--threads") o.threads = num("--threads", val(), 0, 1024);
     else if (a === "--json") o.json = val();
     else if (a === "--seed") o.seed = num("--seed", val(), 0, 2 ** 32 - 1);
@@ -286,10 +288,13 @@ async function runCell({ base, pid, conns, seconds, warmup, next, check }) {
   );
   let cpuEnd = null;
   let clientCpu = null;
+  let endSampled;
+  const ended = new Promise((resolve) => (endSampled = resolve));
   const endTimer = setTimeout(
     () => {
       cpuEnd = { ticks: cpuTicks(pid), at: performance.now() };
       clientCpu = process.cpuUsage(clientCpuStart ?? undefined);
+      endSampled();
     },
     Math.max(0, measureEnd - performance.now()),
   );
@@ -315,8 +320,7 @@ async function runCell({ base, pid, conns, seconds, warmup, next, check }) {
     }
   }
   await Promise.all(Array.from({ length: conns }, loop));
-  clearTimeout(cpuTimer);
-  clearTimeout(endTimer);
+  await ended; // the loops may see the deadline a little before the timer fires
   agent.destroy();
   if (!cpuStart || !cpuEnd) throw new Error("cell ended before its CPU samples were taken");
   const wall = (cpuEnd.at - cpuStart.at) / 1000;
@@ -355,8 +359,8 @@ async function setupTable(srv, data, baseRows) {
           column: "vector",
           index_type: "IVF_HNSW_SQ",
           metric_type: "l2",
-          m: 20,
-          ef_construction: 300,
+          m: 16,
+          ef_construction: 100,
           sample_rate: 256,
           max_iterations: 50,
         }),
