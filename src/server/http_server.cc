@@ -31,6 +31,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   // and let a busy connection serve many requests.
   server->svr_.set_keep_alive_timeout(2);
   server->svr_.set_keep_alive_max_count(1000);
+  // cpp-httplib sends the response head and body in separate writes; with Nagle on, the body
+  // waits for the client's delayed ACK (~40 ms on Linux) on every keep-alive request.
+  // Accepted sockets inherit TCP_NODELAY from the listening socket.
+  server->svr_.set_tcp_nodelay(true);
   RegisterRoutes(server->svr_, server->ctx_);
 
   int port = options.port;
