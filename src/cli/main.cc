@@ -30,6 +30,34 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
 
+  // Request limits (DESIGN.md §9, server/write_limits.h): each violation is a 4xx naming it.
+  auto& limits = opts.limits;
+  serve
+      ->add_option("--max-rows-per-write", limits.max_rows_per_write,
+                   "Most rows one create/insert/merge_insert upload or update may write")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-vector-dim", limits.max_vector_dim,
+                   "Widest vector (fixed_size_list) column a table may declare")
+      ->check(CLI::Range(int64_t{1}, strata::server::RequestLimits::kHardMaxVectorDim))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-k", limits.max_k,
+                   "Largest k (limit) of a vector or full-text query; plain scans are not limited")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-filter-bytes", limits.max_filter_bytes,
+                   "Longest SQL filter or predicate in bytes (at most the parser's 65536)")
+      ->check(CLI::Range(int64_t{1}, int64_t{65536}))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-string-bytes", limits.max_string_bytes,
+                   "Largest single string or binary value of a write, in bytes")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 34))
+      ->capture_default_str();
+
   // Storage engine (DESIGN.md §4): seal triggers, backpressure, durability.
   auto& shard = opts.shard;
   int64_t max_memtable_age_ms = shard.max_memtable_age.count();

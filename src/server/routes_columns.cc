@@ -8,6 +8,7 @@
 #include "server/column_changes.h"
 #include "server/http_errors.h"
 #include "server/routes.h"
+#include "server/write_limits.h"
 
 namespace strata::server {
 
@@ -19,8 +20,16 @@ void RunRewrite(ServerContext& ctx, const TableRequest& req, httplib::Response& 
   if (!request.ok()) return SendError(res, request.status());
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
-  Result<uint64_t> version = (*t)->RewriteColumns(
-      [&](const table::RewriteSource& source) { return plan(*request, source); });
+  Result<uint64_t> version =
+      (*t)->RewriteColumns([&](const table::RewriteSource& source) -> Result<table::ColumnRewrite> {
+        STRATA_ASSIGN_OR_RETURN(table::ColumnRewrite rewrite, plan(*request, source));
+        // The new schema's vector widths (write_limits.h), before anything is written.
+        if (rewrite.schema != nullptr) {
+          STRATA_RETURN_IF_ERROR(
+              CheckSchemaLimits(ctx.options.limits, *rewrite.schema, req.route.action));
+        }
+        return rewrite;
+      });
   if (!version.ok()) return SendError(res, version.status());
   // Committed: from here on only a 200 may be sent.
   SendJson(res, nlohmann::json{{"version", *version}}.dump());

@@ -9,6 +9,7 @@
 #include "server/http_errors.h"
 #include "server/mutation_helpers.h"
 #include "server/routes.h"
+#include "server/write_limits.h"
 
 namespace strata::server {
 
@@ -19,6 +20,8 @@ void HandleDelete(ServerContext& ctx, const TableRequest& req, httplib::Response
     return SendError(res, Status::Invalid("delete: body must be {\"predicate\": \"<sql>\"}"));
   }
   const std::string predicate = body["predicate"].get<std::string>();
+  Status limit = CheckFilterBytes(ctx.options.limits, predicate, "delete: predicate");
+  if (!limit.ok()) return SendError(res, limit);
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
   int64_t deleted = 0;

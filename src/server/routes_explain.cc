@@ -14,6 +14,7 @@
 #include "server/routes.h"
 #include "server/server_metrics.h"
 #include "server/table_helpers.h"
+#include "server/write_limits.h"
 
 namespace strata::server {
 
@@ -33,6 +34,8 @@ void Explain(ServerContext& ctx, const TableRequest& req, httplib::Response& res
              std::string_view query_body, bool analyze) {
   Result<QueryRequest> parsed = ParseQueryRequest(query_body);
   if (!parsed.ok()) return SendError(res, parsed.status());
+  Status limits = CheckQueryLimits(ctx.options.limits, *parsed);
+  if (!limits.ok()) return SendError(res, limits);
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
   ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, "explain");

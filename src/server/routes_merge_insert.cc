@@ -41,6 +41,7 @@
 #include "server/mutation_helpers.h"
 #include "server/routes.h"
 #include "server/table_helpers.h"
+#include "server/write_limits.h"
 #include "shard/batch_conformance.h"
 
 namespace strata::server {
@@ -324,6 +325,19 @@ void HandleMergeInsert(ServerContext& ctx, const TableRequest& req, httplib::Res
   if (!t.ok()) return SendError(res, t.status());
   Result<DecodedUpload> upload = DecodeArrowUpload(req.body, "merge_insert");
   if (!upload.ok()) return SendError(res, upload.status());
+  {
+    const RequestLimits& limits = ctx.options.limits;
+    Status st = CheckWrite(limits, nullptr, upload->batches, "merge_insert");
+    if (st.ok() && options->update_filt) {
+      st = CheckFilterBytes(limits, *options->update_filt,
+                            "merge_insert: when_matched_update_all_filt");
+    }
+    if (st.ok() && options->delete_filt) {
+      st = CheckFilterBytes(limits, *options->delete_filt,
+                            "merge_insert: when_not_matched_by_source_delete_filt");
+    }
+    if (!st.ok()) return SendError(res, st);
+  }
   if (upload->schema != nullptr && upload->schema->GetFieldIndex(options->on) < 0) {
     // Conforming would fill it with nulls, which match nothing: every row would be inserted
     // with a null key.

@@ -9,12 +9,18 @@
 #include "server/routes.h"
 #include "server/server_metrics.h"
 #include "server/table_helpers.h"
+#include "server/write_limits.h"
 
 namespace strata::server {
 
 void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
   Result<CountRowsRequest> parsed = ParseCountRowsRequest(req.body_view());
   if (!parsed.ok()) return SendError(res, parsed.status());
+  if (parsed->predicate) {
+    Status limit =
+        CheckFilterBytes(ctx.options.limits, *parsed->predicate, "count_rows: predicate");
+    if (!limit.ok()) return SendError(res, limit);
+  }
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
   ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, "count_rows");
@@ -29,6 +35,8 @@ void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Respo
 void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
   Result<QueryRequest> parsed = ParseQueryRequest(req.body_view());
   if (!parsed.ok()) return SendError(res, parsed.status());
+  Status limits = CheckQueryLimits(ctx.options.limits, *parsed);
+  if (!limits.ok()) return SendError(res, limits);
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
   ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, QueryKind(*parsed));

@@ -9,6 +9,8 @@
 #include "server/query_request.h"
 #include "server/routes.h"
 #include "server/table_helpers.h"
+#include "server/write_limits.h"
+#include "table/primary_key.h"
 
 namespace strata::server {
 
@@ -71,6 +73,22 @@ void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response
   }
   Result<DecodedUpload> upload = DecodeArrowUpload(req.body, "create");
   if (!upload.ok()) return SendError(res, upload.status());
+  // ?primary_key=a,b declares the key by writing the Lance field metadata
+  // (table/primary_key.h); the table layer derives the key from the schema.
+  if (req.http->has_param("primary_key")) {
+    Result<std::vector<std::string>> key =
+        table::ParsePrimaryKeyList(req.http->get_param_value("primary_key"));
+    if (!key.ok()) return SendError(res, key.status().WithContext("create"));
+    Result<arrow::SchemaPtr> declared = table::DeclarePrimaryKey(upload->schema, *key);
+    if (!declared.ok()) return SendError(res, declared.status().WithContext("create"));
+    upload->schema = std::move(*declared);
+  }
+  {
+    Result<std::vector<std::string>> key = table::PrimaryKeyOf(*upload->schema);
+    if (!key.ok()) return SendError(res, key.status().WithContext("create"));
+  }
+  Status limits = CheckWrite(ctx.options.limits, upload->schema.get(), upload->batches, "create");
+  if (!limits.ok()) return SendError(res, limits);
   auto created = ctx.catalog->CreateTable(req.database, req.route.table, upload->schema,
                                           upload->batches, mode);
   if (!created.ok()) return SendError(res, created.status());

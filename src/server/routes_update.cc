@@ -20,6 +20,7 @@
 #include "server/list_literal.h"
 #include "server/mutation_helpers.h"
 #include "server/routes.h"
+#include "server/write_limits.h"
 
 namespace strata::server {
 
@@ -114,6 +115,10 @@ Result<std::vector<BoundUpdate>> BindUpdates(const UpdateRequest& request,
 void HandleUpdate(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
   Result<UpdateRequest> request = ParseUpdateRequest(req.body_view());
   if (!request.ok()) return SendError(res, request.status());
+  if (request->predicate) {
+    Status limit = CheckFilterBytes(ctx.options.limits, *request->predicate, "update: predicate");
+    if (!limit.ok()) return SendError(res, limit);
+  }
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
   int64_t updated = 0;
@@ -153,6 +158,9 @@ void HandleUpdate(ServerContext& ctx, const TableRequest& req, httplib::Response
           std::make_shared<arrow::RecordBatch>(rows.schema(), rows.num_rows(), std::move(columns)));
       updated += rows.num_rows();
     }
+    // The rows this update rewrites, checked before the mutation is returned (nothing is
+    // written when a limit is exceeded).
+    STRATA_RETURN_IF_ERROR(CheckWrite(ctx.options.limits, nullptr, m.storage_rows, "update"));
     return m;
   };
   Result<uint64_t> version = (*t)->ReadModifyWrite(fn);

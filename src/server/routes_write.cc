@@ -7,6 +7,7 @@
 #include "server/http_errors.h"
 #include "server/routes.h"
 #include "server/table_helpers.h"
+#include "server/write_limits.h"
 
 namespace strata::server {
 
@@ -48,6 +49,11 @@ void HandleInsert(ServerContext& ctx, const TableRequest& req, httplib::Response
     if (!decoded.ok()) return SendError(res, decoded.status());
     upload = std::move(*decoded);
   }
+
+  // Limits before anything is written (write_limits.h); an overwrite declares a new schema.
+  Status limits = CheckWrite(ctx.options.limits, overwrite ? upload.schema.get() : nullptr,
+                             upload.batches, "insert");
+  if (!limits.ok()) return SendError(res, limits);
 
   uint64_t version = 0;
   if (overwrite) {

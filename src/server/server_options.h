@@ -8,6 +8,28 @@
 
 namespace strata::server {
 
+/// Per-request limits (strata serve flags; checked by server/write_limits.h). A request over a
+/// limit is answered 400 invalid_input naming the limit, its value and the flag, and changes
+/// nothing.
+struct RequestLimits {
+  /// Rows one write may carry: create/, insert/ (Arrow and JSON), merge_insert/ uploads, and
+  /// the rows an update/ rewrites (--max-rows-per-write).
+  int64_t max_rows_per_write = 1000000;
+  /// Widest vector (fixed_size_list) column a create/ or overwrite may declare
+  /// (--max-vector-dim); at most kHardMaxVectorDim.
+  int64_t max_vector_dim = 65536;
+  /// Largest k of a vector or full-text query (--max-k); plain scans have no limit.
+  int64_t max_k = 100000;
+  /// Longest SQL filter / predicate text in bytes (--max-filter-bytes); at most the SQL
+  /// parser's own limit (query::filter::ParseOptions::max_length, 64 KiB).
+  int64_t max_filter_bytes = 65536;
+  /// Largest single utf8/binary value in a write, bytes (--max-string-bytes).
+  int64_t max_string_bytes = 16LL << 20;
+
+  /// The ceiling of max_vector_dim (DESIGN.md §9: vectors of at most 65,536 dimensions).
+  static constexpr int64_t kHardMaxVectorDim = 65536;
+};
+
 struct ServerOptions {
   /// Root data directory; databases are folders under it, tables folders under those.
   std::string data_dir = "./data";
@@ -23,6 +45,8 @@ struct ServerOptions {
   /// the connection is dropped (strata serve --read-timeout-s). Bounds how long a stalled
   /// client holds a worker thread per read; it is not a deadline for the whole body.
   int read_timeout_s = 30;
+  /// Rows per write, vector dimension, k, filter length, string value size.
+  RequestLimits limits;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).
   shard::ShardWriterOptions shard;
 };

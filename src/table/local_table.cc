@@ -10,6 +10,7 @@
 #include "format/table_manifest.h"
 #include "index/column_index.h"
 #include "shard/batch_conformance.h"
+#include "table/primary_key.h"
 
 namespace strata::table {
 namespace {
@@ -78,6 +79,17 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
     arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches,
     shard::ShardWriterOptions options) {
   if (schema == nullptr) return Status::Invalid("table schema is missing");
+  // The key the schema's field metadata declares (table/primary_key.h); a caller's
+  // options.primary_key is used only for a schema that declares none.
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> declared, PrimaryKeyOf(*schema));
+  if (!declared.empty()) {
+    if (!options.primary_key.empty() && options.primary_key != declared) {
+      return Status::Invalid("table '" + name +
+                             "': the schema's field metadata declares a primary key other than "
+                             "the one requested");
+    }
+    options.primary_key = std::move(declared);
+  }
   STRATA_ASSIGN_OR_RETURN(auto existing, format::LoadLatestTableManifest(*store, prefix));
   if (existing) return Status::AlreadyExists("table '" + name + "' already exists");
   // Leftovers of a create that crashed before its manifest committed.
@@ -149,8 +161,10 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
   shard::ShardWriterOptions fresh_options = options_;
-  fresh_options.primary_key.clear();  // an overwrite's schema has no declared key
-  fresh_options.indexes.clear();      // nor index definitions
+  // The key of the NEW schema (its field metadata; none -> hidden _rowid); no index
+  // definitions (the schema may change).
+  STRATA_ASSIGN_OR_RETURN(fresh_options.primary_key, PrimaryKeyOf(*schema));
+  fresh_options.indexes.clear();
   STRATA_ASSIGN_OR_RETURN(auto fresh,
                           WriteFreshShard(store_, prefix_, schema, batches, fresh_options));
   const uint64_t old_version = manifest_.base_version() + shard_->last_wal_position();
@@ -160,6 +174,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.clear_shard_ids();
   m.add_shard_ids(fresh.first->shard_id());
   m.clear_primary_key();
+  for (const auto& k : fresh_options.primary_key) m.add_primary_key(k);
   m.clear_index_specs_json();
   m.set_created_at_micros(NowMicros());
   m.set_base_version(old_version + 1);
