@@ -112,8 +112,8 @@ describe("error codes of PROTOCOL.md §0 rule 3", () => {
 
   describe("invalid_input 400", () => {
     test("malformed JSON bodies", async () => {
-      assertError(await call(base, tp("people", "query/"), { body: "{not json" }), 400, "invalid_input", [], "query/");
-      assertError(await call(base, tp("people", "count_rows/"), { body: "[1, 2" }), 400, "invalid_input", [], "count_rows/");
+      assertError(await call(base, tp("people", "query/"), { body: "{not json" }), 400, "invalid_input", [/not valid JSON/], "query/");
+      assertError(await call(base, tp("people", "count_rows/"), { body: "[1, 2" }), 400, "invalid_input", [/not valid JSON/], "count_rows/");
       assertError(await call(base, tp("people", "delete/"), { body: "{\"predicate\": " }), 400, "invalid_input", [], "delete/");
       assertError(await call(base, tp("people", "update/"), { body: "nope" }), 400, "invalid_input", [], "update/");
       assertError(await call(base, tp("people", "insert/"), { body: "[{\"id\": 9,", contentType: "application/json" }),
@@ -123,13 +123,13 @@ describe("error codes of PROTOCOL.md §0 rule 3", () => {
 
     test("bad filters name the problem and its position", async () => {
       assertError(await call(base, tp("people", "count_rows/"), { body: { predicate: "id >" } }), 400, "invalid_input",
-        [/position|offset|column \d|at \d/i], "truncated predicate");
+        [/position 4/], "truncated predicate");
       assertError(await call(base, tp("people", "query/"), { body: { k: 10, vector: [], filter: "nosuch = 1" } }),
         400, "invalid_input", [/nosuch/], "unknown column");
       assertError(await call(base, tp("people", "delete/"), { body: { predicate: "name = = 'x'" } }), 400,
-        "invalid_input", [], "delete with a syntax error");
+        "invalid_input", [/position 7/], "delete with a syntax error");
       assertError(await call(base, tp("people", "update/"), { body: { updates: [["name", "'z'"]], predicate: "id >>> 1" } }),
-        400, "invalid_input", [], "update with a bad predicate");
+        400, "invalid_input", [/position 4/], "update with a bad predicate");
       assert.equal(await countRows(base, "people"), 3);
       assert.equal(await countRows(base, "people", DB), 3);
     });
