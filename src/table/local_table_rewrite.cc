@@ -48,6 +48,20 @@ Status ValidateRewrite(const ColumnRewrite& r) {
   return Status::OK();
 }
 
+/// Invalid unless `got` (the schema of transformed batch `index`) has exactly the columns of
+/// `want` (names and types, in order).
+Status SameColumns(const arrow::Schema& got, const arrow::Schema& want, size_t index) {
+  bool same = got.num_fields() == want.num_fields();
+  for (int c = 0; same && c < got.num_fields(); ++c) {
+    same = got.field(c)->name == want.field(c)->name &&
+           got.field(c)->type->Equals(*want.field(c)->type);
+  }
+  if (same) return Status::OK();
+  return Status::Invalid("the transform of batch " + std::to_string(index) + " returned columns (" +
+                         got.ToString() + ") that are not the new schema's (" + want.ToString() +
+                         ")");
+}
+
 /// Put with a few retries on Backpressure (nothing was written then): the fresh shard's
 /// flusher drains MemTables concurrently, so a long rewrite can outpace it briefly.
 Status PutChunk(shard::ShardWriter& writer, const arrow::RecordBatchPtr& chunk) {
@@ -115,6 +129,11 @@ Result<uint64_t> LocalTable::RewriteColumns(
                                       "': the transform changed the row count of batch " +
                                       std::to_string(i)));
     }
+    // Conformance alone would accept a batch lacking a nullable column (inserts may omit
+    // one), silently losing that column's values: demand the new schema's exact columns.
+    if (Status same = SameColumns(*(*out)->schema(), *rewrite.schema, i); !same.ok()) {
+      return discard(same.WithContext("column rewrite of table '" + name_ + "'"));
+    }
     const int64_t n = (*out)->num_rows();
     for (int64_t off = 0; off < n; off += kRewriteChunkRows) {
       const int64_t len = std::min(kRewriteChunkRows, n - off);
@@ -128,7 +147,7 @@ Result<uint64_t> LocalTable::RewriteColumns(
   const uint64_t fresh_position = fresh->last_wal_position();
 
   std::unique_lock<std::shared_mutex> lock(mu_);
-  if (dropped_) return discard(Status::NotFound("table '" + name_ + "' not found (dropped)"));
+  if (Status live = CheckNotDropped(); !live.ok()) return discard(live);
   if (!std::equal(index_specs_json.begin(), index_specs_json.end(),
                   manifest_.index_specs_json().begin(), manifest_.index_specs_json().end())) {
     return discard(Status::Invalid(

@@ -71,6 +71,76 @@ describe("addColumns / alterColumns / dropColumns with the LanceDB client", () =
     assert.equal(await table.countRows(), 21);
   });
 
+  test("vector search, FTS, countRows and the version survive add / alter / drop", async () => {
+    const WORDS = ["apple", "river", "stone", "cloud"];
+    const rows = [];
+    for (let id = 0; id < 40; id++) {
+      rows.push({
+        id,
+        price: id + 0.5,
+        x: id * 2,
+        n: id * 7,
+        text: `${WORDS[id % 4]} number ${id}`,
+        vector: [id, 40 - id, (id % 5) * 1.5],
+      });
+    }
+    const table = await db.createTable("evolve", rows).catch(failWithLog);
+    await table.createIndex("text", { config: lancedb.Index.fts() }).catch(failWithLog);
+    const versions = [await table.version()];
+
+    await table.addColumns([{ name: "d", valueSql: "price * 2" }]).catch(failWithLog);
+    versions.push(await table.version());
+    await table
+      .alterColumns([
+        { path: "d", rename: "dd" },
+        { path: "x", nullable: true },
+        { path: "n", dataType: "int64" },
+      ])
+      .catch(failWithLog);
+    versions.push(await table.version());
+    let schema = await table.schema();
+    assert.deepEqual(
+      schema.fields.map((f) => f.name),
+      ["id", "price", "x", "n", "text", "vector", "dd"],
+    );
+    assert.equal(String(schema.fields.find((f) => f.name === "n").type), "Int64");
+    assert.equal(schema.fields.find((f) => f.name === "x").nullable, true);
+    const got = (await rowsOf(table.query().where("id = 9").select(["n", "dd"]))).map(plain);
+    assert.deepEqual(got, [{ n: 63, dd: 19 }]);
+
+    await table.dropColumns(["dd"]).catch(failWithLog);
+    versions.push(await table.version());
+    schema = await table.schema();
+    assert.deepEqual(
+      schema.fields.map((f) => f.name),
+      ["id", "price", "x", "n", "text", "vector"],
+    );
+    for (let i = 1; i < versions.length; i++) {
+      assert.ok(versions[i] > versions[i - 1], `versions increase: ${versions.join(", ")}`);
+    }
+
+    assert.equal(await table.countRows(), 40);
+    assert.equal(await table.countRows("n >= 140"), 20); // ids 20..39
+    // The nearest neighbour of a stored vector is that row.
+    const hit = await rowsOf(table.search([13, 27, 4.5]).select(["id", "n"]).limit(1));
+    assert.deepEqual(
+      hit.map((r) => ({ id: r.id, n: r.n })),
+      [{ id: 13, n: 91 }],
+    );
+    // The FTS index definition survived the rewrites: exactly the "river" rows (id % 4 == 1).
+    const fts = await rowsOf(table.search("river", "fts").select(["id", "text"]).limit(100));
+    assert.deepEqual(
+      fts.map((r) => r.id).sort((a, b) => a - b),
+      rows.filter((r) => r.id % 4 === 1).map((r) => r.id),
+    );
+    for (const r of fts) assert.ok(r._score > 0);
+    const indices = await table.listIndices();
+    assert.deepEqual(
+      indices.map((i) => i.columns),
+      [["text"]],
+    );
+  });
+
   test("refusals surface as 400 with the server's reason", async () => {
     const table = await db.createTable("refusals", [{ id: 1, price: 2.0 }]).catch(failWithLog);
     await assert.rejects(table.addColumns([{ name: "price", valueSql: "1" }]), /400[\s\S]*already exists/);
