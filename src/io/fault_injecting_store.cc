@@ -217,4 +217,8 @@ Result<std::vector<std::string>> FaultInjectingStore::ListChildren(const std::st
 
 Status FaultInjectingStore::Remove(const std::string& key) { return inner_->Remove(key); }
 
+Status FaultInjectingStore::RenamePrefix(const std::string& from, const std::string& to) {
+  return inner_->RenamePrefix(from, to);
+}
+
 }  // namespace strata::io

@@ -97,6 +97,8 @@ class FaultInjectingStore final : public ObjectStore {
   Result<std::vector<ObjectMeta>> List(const std::string& prefix) override;
   Result<std::vector<std::string>> ListChildren(const std::string& prefix) override;
   Status Remove(const std::string& key) override;
+  /// Passes through to the wrapped store (no faults).
+  Status RenamePrefix(const std::string& from, const std::string& to) override;
 
  private:
   struct Rule {

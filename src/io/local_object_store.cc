@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
@@ -269,6 +270,47 @@ Status LocalObjectStore::Remove(const std::string& key) {
     dir = ParentOf(dir);
   }
   return synced.IsNotFound() ? Status::OK() : synced;
+}
+
+Status LocalObjectStore::RenamePrefix(const std::string& from, const std::string& to) {
+  STRATA_RETURN_IF_ERROR(ValidateKey(from));
+  STRATA_RETURN_IF_ERROR(ValidateKey(to));
+  if (from == to || to.rfind(from + "/", 0) == 0 || from.rfind(to + "/", 0) == 0) {
+    return Status::Invalid("cannot move '" + from + "/' to '" + to + "/': one holds the other");
+  }
+  const std::string src = PathOf(from);
+  const std::string dst = PathOf(to);
+  struct stat st;
+  if (::stat(src.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Status::NotFound("nothing to move under '" + from + "/'");
+  }
+  const std::string dst_parent = ParentOf(dst);
+  STRATA_RETURN_IF_ERROR(MakeDirs(root_, dst_parent));
+  int rc = ::renameat2(AT_FDCWD, src.c_str(), AT_FDCWD, dst.c_str(), RENAME_NOREPLACE);
+  if (rc != 0 && errno == EINVAL) {
+    // A file system without RENAME_NOREPLACE: check, then rename (the caller serialises).
+    struct stat taken;
+    if (::stat(dst.c_str(), &taken) == 0) {
+      errno = EEXIST;
+    } else {
+      rc = ::rename(src.c_str(), dst.c_str());
+    }
+  }
+  if (rc != 0) {
+    const int err = errno;
+    if (err == EEXIST || err == ENOTEMPTY) {
+      return Status::AlreadyExists("cannot move '" + from + "/' to '" + to +
+                                   "/': the target already exists");
+    }
+    return ErrnoStatus("rename directory to '" + dst + "'", src, err);
+  }
+  STRATA_RETURN_IF_ERROR(FsyncPath(dst_parent));
+  const std::string src_parent = ParentOf(src);
+  if (src_parent != dst_parent) {
+    Status synced = FsyncPath(src_parent);
+    if (!synced.ok() && !synced.IsNotFound()) return synced;
+  }
+  return Status::OK();
 }
 
 }  // namespace strata::io

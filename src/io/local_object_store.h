@@ -29,6 +29,9 @@ class LocalObjectStore : public ObjectStore {
   Result<std::vector<ObjectMeta>> List(const std::string& prefix) override;
   Result<std::vector<std::string>> ListChildren(const std::string& prefix) override;
   Status Remove(const std::string& key) override;
+  /// One rename(2) of directory {root}/from to {root}/to (renameat2 RENAME_NOREPLACE, so an
+  /// existing target fails AlreadyExists atomically), then fsyncs both parent directories.
+  Status RenamePrefix(const std::string& from, const std::string& to) override;
 
   /// Absolute root directory (no trailing '/').
   const std::string& root() const { return root_; }

@@ -30,3 +30,12 @@ Status ValidateKey(const std::string& key) {
 }
 
 }  // namespace strata::io
+
+namespace strata::io {
+
+Status ObjectStore::RenamePrefix(const std::string& from, const std::string& to) {
+  return Status::NotSupported("this object store cannot move '" + from + "/' to '" + to +
+                              "/' atomically");
+}
+
+}  // namespace strata::io

@@ -55,6 +55,15 @@ class ObjectStore {
 
   /// Removes the object; removing a missing key is OK. Errors: Invalid; IOError.
   virtual Status Remove(const std::string& key) = 0;
+
+  /// Moves every object under "`from`/" to "`to`/" (same relative keys) atomically: readers see
+  /// all of them under `from` or all under `to`, never a mix (catalog table renames). Both are
+  /// keys (ValidateKey) naming folders, not prefixes of one another.
+  /// Errors: NotFound when nothing is under `from`; AlreadyExists when something is under
+  /// `to` (nothing moved); Invalid for malformed keys; NotSupported by stores without an
+  /// atomic move (the default; a remote store would need a manifest-level indirection);
+  /// IOError.
+  virtual Status RenamePrefix(const std::string& from, const std::string& to);
 };
 
 /// Checks `key` is a well-formed relative key (see the file comment); Invalid naming the key

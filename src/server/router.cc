@@ -31,15 +31,6 @@ double ElapsedMs() {
 /// "not supported yet" rather than 404, which the client would report as TableNotFound.
 bool IsLaterIssueRoute(const std::string& action) {
   static const char* const kActions[] = {"update_field_metadata",
-                                         "restore",
-                                         "version/list",
-                                         "tags/list",
-                                         "tags/version",
-                                         "tags/create",
-                                         "tags/update",
-                                         "tags/delete",
-                                         "stats",
-                                         "rename",
                                          "clone",
                                          "page_cache/prewarm",
                                          "multipart_write/create",
@@ -64,7 +55,9 @@ bool HasJsonBody(const std::string& action, const httplib::Request& http) {
          action == "delete" || action == "update" || action == "flush" ||
          action == "mem_wal/describe" || action == "create_index" || action == "index/list" ||
          action == "index/{n}/stats" || action == "explain_plan" || action == "analyze_plan" ||
-         action == "add_columns" || action == "alter_columns" || action == "drop_columns";
+         action == "add_columns" || action == "alter_columns" || action == "drop_columns" ||
+         action == "restore" || action == "tags/version" || action == "tags/create" ||
+         action == "tags/update" || action == "tags/delete" || action == "rename";
 }
 
 // A Content-Length header value: decimal digits only, at most `max_body` (RFC 9110 §8.6).
@@ -131,6 +124,15 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "add_columns") return HandleAddColumns(ctx, req, res);
   if (action == "alter_columns") return HandleAlterColumns(ctx, req, res);
   if (action == "drop_columns") return HandleDropColumns(ctx, req, res);
+  if (action == "version/list") return HandleListVersions(ctx, req, res);
+  if (action == "restore") return HandleRestore(ctx, req, res);
+  if (action == "tags/list") return HandleListTags(ctx, req, res);
+  if (action == "tags/version") return HandleTagVersion(ctx, req, res);
+  if (action == "tags/create") return HandleCreateTag(ctx, req, res);
+  if (action == "tags/update") return HandleUpdateTag(ctx, req, res);
+  if (action == "tags/delete") return HandleDeleteTag(ctx, req, res);
+  if (action == "stats") return HandleStats(ctx, req, res);
+  if (action == "rename") return HandleRename(ctx, req, res);
   if (IsLaterIssueRoute(action)) {
     return SendError(res, Status::NotSupported(action + "/ is not supported yet by this server"));
   }

@@ -68,6 +68,27 @@ void HandleAddColumns(ServerContext& ctx, const TableRequest& req, httplib::Resp
 void HandleAlterColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleDropColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 
+/// Versions (routes_versions.cc): version/list/ -> {"versions":[{"version","timestamp"
+/// (RFC 3339, UTC),"metadata":{}}]} with the current version; restore/ {"version":N|null}:
+/// null or current -> 200 {"version":current}, older -> 400 "time travel is not supported
+/// yet", newer -> 404.
+void HandleListVersions(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleRestore(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// Tags (routes_tags.cc): tags/list/ -> bare map {"tag":{"version","manifestSize"}};
+/// tags/version/ {"tag"} -> {"version"}; tags/create/ and tags/update/ {"tag","version"},
+/// tags/delete/ {"tag"} -> 200 {}. Every tag error (unknown tag, existing tag, bad version or
+/// name) is 400 invalid_input naming the tag.
+void HandleListTags(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleTagVersion(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleCreateTag(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleUpdateTag(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleDeleteTag(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// stats/ (routes_stats.cc): {"total_bytes","num_rows","num_indices","fragment_stats":{..}}.
+void HandleStats(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// rename/ (routes_rename.cc) {"new_table_name","new_namespace"?} -> Catalog::RenameTable;
+/// 200 {}; 404 for a missing table; 400 for a bad name or an existing target.
+void HandleRename(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+
 /// 200 with a compact JSON body.
 void SendJson(httplib::Response& res, const std::string& body);
 

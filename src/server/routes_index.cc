@@ -10,7 +10,8 @@
 // `index_type` is the type the index was created with (IndexSpec::requested_type). An unknown
 // index name is 404 `index_not_found` (the client reads it as IndexNotFound, or as "no index"
 // for stats/); an unknown table is 404 `table_not_found`. index/list/ and stats/ accept
-// {"version": null|N}; only the latest version exists (another N is 404, as describe/).
+// {"version": null|N} with the version rule of table_helpers.h CheckVersion (older: 400 "time
+// travel is not supported yet"; newer: 404, as describe/).
 #include <nlohmann/json.hpp>
 
 #include "index/vector/distance.h"
@@ -18,6 +19,7 @@
 #include "server/http_errors.h"
 #include "server/query_request.h"
 #include "server/routes.h"
+#include "server/table_helpers.h"
 
 namespace strata::server {
 
@@ -34,11 +36,7 @@ Result<std::shared_ptr<table::Table>> TableAtVersion(ServerContext& ctx, const T
   STRATA_ASSIGN_OR_RETURN(std::optional<uint64_t> version, ParseDescribeRequest(req.body_view()));
   STRATA_ASSIGN_OR_RETURN(std::shared_ptr<table::Table> t,
                           ctx.catalog->GetTable(req.database, req.route.table));
-  if (version && *version != t->version()) {
-    return Status::NotFound("table '" + req.route.table + "' version " + std::to_string(*version) +
-                            " not found (this server keeps only the latest version, " +
-                            std::to_string(t->version()) + ")");
-  }
+  STRATA_RETURN_IF_ERROR(CheckVersion(t->version(), version, req.route.table));
   return t;
 }
 

@@ -24,12 +24,21 @@ Result<DecodedUpload> DecodeArrowUpload(const arrow::BufferPtr& body, const char
   return out;
 }
 
+Status CheckVersion(uint64_t current, std::optional<uint64_t> requested, const std::string& table) {
+  if (!requested || *requested == current) return Status::OK();
+  if (*requested < current) {
+    return Status::Invalid("table '" + table + "': version " + std::to_string(*requested) +
+                           " was requested, but time travel is not supported yet: only the "
+                           "current version " +
+                           std::to_string(current) + " can be read (use checkoutLatest)");
+  }
+  return Status::NotFound("table '" + table + "' version " + std::to_string(*requested) +
+                          " not found (the current version is " + std::to_string(current) + ")");
+}
+
 Status CheckVersion(const table::TableSnapshot& snapshot, std::optional<uint64_t> requested,
                     const std::string& table) {
-  if (!requested || *requested == snapshot.version) return Status::OK();
-  return Status::NotFound("table '" + table + "' version " + std::to_string(*requested) +
-                          " not found (this server keeps only the latest version, " +
-                          std::to_string(snapshot.version) + ")");
+  return CheckVersion(snapshot.version, requested, table);
 }
 
 }  // namespace strata::server

@@ -28,8 +28,13 @@ struct DecodedUpload {
 /// reader's message included).
 Result<DecodedUpload> DecodeArrowUpload(const arrow::BufferPtr& body, const char* route);
 
-/// OK when `requested` is empty or equals the snapshot's version; NotFound naming the table and
-/// both versions otherwise (only the latest version is kept).
+/// The version rule of every read (PROTOCOL.md §5.1; only the current version is readable):
+/// OK when `requested` is empty or equals `current`; Invalid (400 invalid_input) saying time
+/// travel is not supported yet, naming the table and both versions, when it is older; NotFound
+/// (404, which the LanceDB client reports as "Table 't (version: N)' was not found") when it
+/// is newer than the current version.
+Status CheckVersion(uint64_t current, std::optional<uint64_t> requested, const std::string& table);
+/// CheckVersion(snapshot.version, requested, table).
 Status CheckVersion(const table::TableSnapshot& snapshot, std::optional<uint64_t> requested,
                     const std::string& table);
 

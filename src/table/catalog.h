@@ -54,6 +54,15 @@ class Catalog {
   /// Removes the table and its files. Errors: NotFound.
   virtual Status DropTable(const std::string& database, const std::string& name) = 0;
 
+  /// Renames table `from` of `database` to `to` (rename/): the table's files move atomically
+  /// (one directory rename), the open table is closed first (later calls through an old handle
+  /// fail NotFound) and reopened under the new name; the rename survives restarts.
+  /// Errors: Invalid for a bad name (as CreateTable); NotFound when `from` does not exist;
+  /// AlreadyExists ("table 'b' already exists") when `to` exists (or equals `from`);
+  /// NotSupported when the object store cannot move folders atomically; IOError.
+  virtual Status RenameTable(const std::string& database, const std::string& from,
+                             const std::string& to) = 0;
+
   /// The tables opened so far (by a create, a lookup or a write) and not dropped, sorted by
   /// database then name; tables on disk never touched since start are not listed (GET
   /// /metrics). Default: none.

@@ -1,6 +1,7 @@
 #include "table/local_catalog.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "format/table_manifest.h"
 #include "io/local_object_store.h"
@@ -46,7 +47,11 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
   if (it != open_.end()) return it->second;
   const std::string prefix = TablePrefix(database, name);
   STRATA_ASSIGN_OR_RETURN(auto manifest, format::LoadLatestTableManifest(*store_, prefix));
-  if (!manifest || manifest->table_name() != name) {
+  // A plain folder name decodes to exactly one table name, so it is authoritative (a rename
+  // that crashed before its manifest commit leaves the old table_name); a hashed folder needs
+  // the manifest's table_name to tell names apart.
+  if (!manifest || (manifest->table_name() != name &&
+                    !DecodeNameFromDir(EncodeNameForDir(name)).has_value())) {
     return Status::NotFound("table '" + name + "' not found");
   }
   STRATA_ASSIGN_OR_RETURN(
@@ -110,6 +115,47 @@ Status LocalCatalog::DropTable(const std::string& database, const std::string& n
   }
   open_.erase(std::make_pair(database, name));
   return (*table)->Drop();
+}
+
+Status LocalCatalog::RenameTable(const std::string& database, const std::string& from,
+                                 const std::string& to) {
+  STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
+  STRATA_RETURN_IF_ERROR(ValidateTableName(from));
+  STRATA_RETURN_IF_ERROR(ValidateTableName(to, "new table name"));
+  std::lock_guard<std::mutex> lock(mu_);
+  STRATA_ASSIGN_OR_RETURN(auto table, GetLocked(database, from));
+  if (from == to) return Status::AlreadyExists("table '" + to + "' already exists");
+  auto target = GetLocked(database, to);
+  if (target.ok()) return Status::AlreadyExists("table '" + to + "' already exists");
+  if (!target.status().IsNotFound()) return target.status();
+  const std::string from_prefix = TablePrefix(database, from);
+  const std::string to_prefix = TablePrefix(database, to);
+  // Leftovers of a create that crashed before its manifest committed (not a table).
+  STRATA_ASSIGN_OR_RETURN(auto leftovers, store_->List(to_prefix + "/"));
+  for (const auto& o : leftovers) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
+
+  STRATA_RETURN_IF_ERROR(table->CloseForRename());
+  open_.erase(std::make_pair(database, from));
+  Status moved = store_->RenamePrefix(from_prefix, to_prefix);
+  if (!moved.ok()) {
+    // Nothing moved: the next GetTable reopens the table under its old name.
+    return moved.WithContext("rename of table '" + from + "' to '" + to + "'");
+  }
+  STRATA_ASSIGN_OR_RETURN(auto manifest, format::LoadLatestTableManifest(*store_, to_prefix));
+  if (!manifest) {
+    return Status::Internal("table '" + to + "': no manifest after moving '" + from_prefix + "'");
+  }
+  format::TableManifest m = std::move(*manifest);
+  m.set_version(m.version() + 1);
+  m.set_table_name(to);
+  m.set_created_at_micros(std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count());
+  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, to_prefix, m));
+  STRATA_ASSIGN_OR_RETURN(
+      auto reopened, LocalTable::Open(store_, to_prefix, to, std::move(m), shard_options_));
+  open_.emplace(std::make_pair(database, to), std::move(reopened));
+  return Status::OK();
 }
 
 }  // namespace strata::table

@@ -35,6 +35,13 @@ class LocalCatalog : public Catalog {
   Result<std::shared_ptr<Table>> GetTable(const std::string& database,
                                           const std::string& name) override;
   Status DropTable(const std::string& database, const std::string& name) override;
+  /// Closes the table, moves its folder (ObjectStore::RenamePrefix), commits a manifest with
+  /// the new table_name under the new folder and reopens it (replaying its WAL). A crash
+  /// between the move and that commit leaves a manifest naming the old table in the new
+  /// folder: GetTable accepts it for plain (decodable) folder names, where the folder name is
+  /// authoritative; a hashed ("~...") folder then reads as missing until repaired by hand.
+  Status RenameTable(const std::string& database, const std::string& from,
+                     const std::string& to) override;
   /// Defined in local_catalog_metrics.cc; takes mu_.
   std::vector<OpenTable> OpenTables() override;
 

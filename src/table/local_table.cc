@@ -125,7 +125,10 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
 }
 
 Status LocalTable::CheckNotDropped() const {
-  if (dropped_) return Status::NotFound("table '" + name_ + "' not found (dropped)");
+  if (dropped_) {
+    return Status::NotFound("table '" + name_ + "' not found (" +
+                            (renamed_ ? "renamed" : "dropped") + ")");
+  }
   return Status::OK();
 }
 
@@ -149,6 +152,7 @@ Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& ba
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(auto put, shard_->Put(batches));
+  if (put.wal_position > 0) NoteCommit();
   return manifest_.base_version() +
          (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
 }
@@ -191,6 +195,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   manifest_ = std::move(m);
   schema_ = std::move(schema);
   shard_ = std::move(fresh.first);
+  NoteCommit();
   Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, old_shard);
   if (!removed.ok()) {
     spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, old_shard,
@@ -227,6 +232,7 @@ Result<uint64_t> LocalTable::Delete(const std::vector<arrow::RecordBatchPtr>& ke
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(auto put, shard_->Delete(keys));
+  if (put.wal_position > 0) NoteCommit();
   return manifest_.base_version() +
          (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
 }
@@ -249,6 +255,7 @@ Result<uint64_t> LocalTable::ReadModifyWrite(
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   if (mutation.empty()) return manifest_.base_version() + shard_->last_wal_position();
   STRATA_ASSIGN_OR_RETURN(auto put, shard_->Apply(mutation.storage_rows, mutation.inserts));
+  if (put.wal_position > 0) NoteCommit();
   return manifest_.base_version() +
          (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
 }
@@ -283,8 +290,13 @@ Status LocalTable::CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& s
   m.clear_index_specs_json();
   for (const auto& spec : specs) m.add_index_specs_json(index::IndexSpecToJson(spec));
   m.set_created_at_micros(NowMicros());
+  // An index change is a new table version (PROTOCOL.md §5.4: every write returns a higher
+  // one): version = base_version + WAL position, so bump base_version by one. Writers hold
+  // mu_ shared while they compute their version, so none straddles this commit.
+  m.set_base_version(manifest_.base_version() + 1);
   STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
   manifest_ = std::move(m);
+  NoteCommit();
   Status applied = shard_->SetIndexes(specs);
   if (!applied.ok()) {
     // The manifest holds the definitions: a reopen applies them.

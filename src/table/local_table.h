@@ -6,22 +6,25 @@
 // earlier version), then swaps it in and removes the old shard's files: readers see either the
 // old schema and rows or the new ones.
 // Index definitions live in the manifest (index_specs_json); CreateIndex / DropIndex commit a
-// new manifest version with the changed list (the reported table version is unchanged: it is
-// base_version + WAL position) and hand the list to the shard writer, which indexes
-// MemTables and SSTables (ShardWriter::SetIndexes). An overwrite keeps no index definitions
-// (the schema may change).
+// new manifest version with the changed list and base_version + 1 (so the reported table
+// version, base_version + WAL position, grows by one) and hand the list to the shard writer,
+// which indexes MemTables and SSTables (ShardWriter::SetIndexes). An overwrite keeps no index
+// definitions (the schema may change). Tags live in the manifest too (tags); a tag change
+// commits a new manifest with base_version unchanged (not a new table version).
 // Locking: `write_mu_` (shared_mutex) orders row writes against read-modify-writes: Insert,
 // Delete and Overwrite take it shared (they run concurrently with each other; the
 // ShardWriter orders concurrent puts), ReadModifyWrite and RewriteColumns exclusively, from
 // before their snapshot until their write is durable and visible (RewriteColumns: until the
 // fresh shard is swapped in), so no write lands between the read and the write.
 // `mu_` (shared_mutex) guards manifest_, schema_, shard_ and dropped_; Insert, Delete and
-// Snapshot take it shared, Overwrite, Drop, CreateIndex and DropIndex exclusively.
+// Snapshot take it shared, Overwrite, Drop, CreateIndex, DropIndex, the tag changes and
+// CloseForRename exclusively.
 // Lock order: write_mu_ before mu_ (never the reverse); ReadModifyWrite calls its function
 // holding only write_mu_.
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <shared_mutex>
 #include <string>
@@ -73,6 +76,20 @@ class LocalTable : public Table {
   Result<uint64_t> RewriteColumns(
       const std::function<Result<ColumnRewrite>(const RewriteSource&)>& plan) override;
 
+  // Versions, tags and stats: defined in local_table_versions.cc.
+  VersionInfo CurrentVersion() const override;
+  Result<std::map<std::string, TagInfo>> ListTags() const override;
+  Status CreateTag(const std::string& tag, uint64_t version) override;
+  Status UpdateTag(const std::string& tag, uint64_t version) override;
+  Status DeleteTag(const std::string& tag) override;
+  Result<TableStats> Stats() const override;
+
+  /// For Catalog::RenameTable (local_table_versions.cc): waits for in-flight writes (takes
+  /// write_mu_ and mu_ exclusively), marks the table gone (every later call through this
+  /// object fails NotFound "... (renamed)") and closes the shard writer, leaving every file in
+  /// place. Errors: NotFound when already dropped or renamed.
+  Status CloseForRename();
+
   /// Marks the table dropped (later calls fail NotFound), closes the shard writer and removes
   /// its files: manifests
   /// first, oldest version first (so a crash mid-drop never exposes an older version), then
@@ -92,8 +109,8 @@ class LocalTable : public Table {
         name_(std::move(name)),
         options_(std::move(options)) {}
   Status CheckNotDropped() const;
-  /// Commits a manifest (version + 1) with `specs` as the index definitions, then applies
-  /// them to the shard. Holds mu_ exclusively.
+  /// Commits a manifest (version + 1, base_version + 1: a new table version) with `specs` as
+  /// the index definitions, then applies them to the shard. Holds mu_ exclusively.
   Status CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& specs);
 
   const std::shared_ptr<io::ObjectStore> store_;
@@ -109,6 +126,13 @@ class LocalTable : public Table {
   arrow::SchemaPtr schema_;                    // guarded by mu_
   std::unique_ptr<shard::ShardWriter> shard_;  // guarded by mu_ (pointer); internally locked
   bool dropped_ = false;                       // guarded by mu_
+  bool renamed_ = false;                       // guarded by mu_ (set with dropped_)
+  /// Commit time of the newest write or manifest this object made (micros since the epoch;
+  /// 0 = none yet, then the manifest's created_at_micros is reported). Atomic: written by
+  /// concurrent writers (the larger value wins), read without locks.
+  std::atomic<int64_t> last_commit_micros_{0};
+  /// Records a commit at the current time in last_commit_micros_.
+  void NoteCommit();
 };
 
 }  // namespace strata::table

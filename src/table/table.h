@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +90,31 @@ struct ColumnRewrite {
       transform;
 };
 
+/// The current table version and when it was committed (version/list/).
+struct VersionInfo {
+  uint64_t version = 0;
+  /// Microseconds since the UNIX epoch of the newest commit this process knows of: the last
+  /// write or manifest commit it made, or, after a restart, the newest table-manifest commit
+  /// (WAL entries carry no time).
+  int64_t timestamp_micros = 0;
+};
+
+/// One tag (tags/list/): the version it names and the size of the manifest current when it
+/// was set.
+struct TagInfo {
+  uint64_t version = 0;
+  int64_t manifest_size = 0;
+};
+
+/// Table statistics (stats/, PROTOCOL.md §5.1). A "fragment" is one non-empty source of the
+/// shard: a published SSTable, a frozen MemTable or the active MemTable.
+struct TableStats {
+  int64_t total_bytes = 0;  // sum of the sources' bytes (SSTable files, MemTable estimates)
+  int64_t num_rows = 0;     // live rows (snapshot)
+  int64_t num_indices = 0;
+  std::vector<int64_t> fragment_rows;  // physical rows per non-empty source, ascending
+};
+
 class Table {
  public:
   virtual ~Table() = default;
@@ -162,6 +188,24 @@ class Table {
   virtual Status DropIndex(const std::string& name) = 0;
   /// Every index definition with its progress, in creation order.
   virtual std::vector<IndexStatus> ListIndexes() const = 0;
+
+  // --- Versions and tags (PROTOCOL.md §5.1/§5.3; only the current version is readable) ---
+
+  /// The current version and its commit time.
+  virtual VersionInfo CurrentVersion() const = 0;
+  /// Every tag, by name. Errors: NotFound when the table was dropped or renamed.
+  virtual Result<std::map<std::string, TagInfo>> ListTags() const = 0;
+  /// Adds tag `tag` naming `version` in a new manifest (the table version does not change).
+  /// Errors: Invalid for a bad name (empty, > 256 bytes, control characters) or a version
+  /// outside [1, current]; AlreadyExists ("tag 'x' already exists"); IOError.
+  virtual Status CreateTag(const std::string& tag, uint64_t version) = 0;
+  /// Points existing tag `tag` at `version`. Errors: Invalid when the tag does not exist or
+  /// the version is outside [1, current]; IOError.
+  virtual Status UpdateTag(const std::string& tag, uint64_t version) = 0;
+  /// Removes tag `tag`. Errors: Invalid when it does not exist; IOError.
+  virtual Status DeleteTag(const std::string& tag) = 0;
+  /// Statistics of the current data (see TableStats). Errors: NotFound when dropped.
+  virtual Result<TableStats> Stats() const = 0;
 };
 
 }  // namespace strata::table
