@@ -58,6 +58,38 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34))
       ->capture_default_str();
 
+  // Operations: API keys, request-id dedupe, logs, shutdown (server/api_keys.h,
+  // server/request_dedupe.h, server/request_log.h).
+  serve
+      ->add_option("--api-key", opts.api_keys,
+                   "Require x-api-key equal to this key on every route but GET /healthz "
+                   "(repeatable; united with STRATA_API_KEYS, comma-separated)")
+      ->allow_extra_args(false);
+  serve
+      ->add_option("--dedupe-max-entries", opts.dedupe_max_entries,
+                   "Most write answers remembered by x-request-id (0 disables the dedupe)")
+      ->check(CLI::Range(size_t{0}, size_t{10000000}))
+      ->capture_default_str();
+  serve
+      ->add_option("--dedupe-ttl-s", opts.dedupe_ttl_s,
+                   "Seconds a write answer is remembered by x-request-id")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
+  serve->add_option("--log-format", opts.log_format, "Log lines as key=value text or JSON")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  serve
+      ->add_option("--log-level", opts.log_level,
+                   "trace, debug, info, warn, error, critical or off (SPDLOG_LEVEL overrides)")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}))
+      ->capture_default_str();
+  serve
+      ->add_option("--shutdown-timeout-s", opts.shutdown_timeout_s,
+                   "On SIGTERM/SIGINT, seconds in-flight requests may run before the server "
+                   "exits anyway (exit code 1)")
+      ->check(CLI::Range(0, 3600))
+      ->capture_default_str();
+
   // Storage engine (DESIGN.md §4): seal triggers, backpressure, durability.
   auto& shard = opts.shard;
   int64_t max_memtable_age_ms = shard.max_memtable_age.count();

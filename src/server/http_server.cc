@@ -63,15 +63,30 @@ std::string HttpServer::url() const {
   return "http://" + ctx_.options.host + ":" + std::to_string(port_);
 }
 
-void HttpServer::Stop() {
-  if (!listener_.joinable()) return;
+void HttpServer::Stop() { Stop(std::chrono::milliseconds::max()); }
+
+bool HttpServer::Stop(std::chrono::milliseconds timeout) {
+  if (!listener_.joinable()) return true;
+  const auto start = std::chrono::steady_clock::now();
+  bool stop_sent = false;
   // The listener thread may not have entered its accept loop yet; stop() only acts once it
-  // has, so retry until the loop ends.
+  // has, so retry until it did. Then the loop ends once every worker finished (the pool
+  // drains its queue before joining).
   while (!listener_done_.load()) {
-    if (svr_.is_running()) svr_.stop();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!stop_sent && svr_.is_running()) {
+      svr_.stop();
+      stop_sent = true;
+    }
+    // Compare in milliseconds: converting milliseconds::max() (Stop()) to the clock's
+    // nanoseconds would overflow.
+    if (std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                              start) > timeout) {
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(stop_sent ? 5 : 1));
   }
   listener_.join();
+  return true;
 }
 
 }  // namespace strata::server

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,6 +41,16 @@ class HttpServer {
   /// Stops accepting connections, lets in-flight requests finish, joins the threads.
   /// Idempotent.
   void Stop();
+
+  /// Stop() bounded by `timeout`: closes the listening socket at once (new connections are
+  /// refused), then waits for the requests in flight. cpp-httplib 0.11.4 finishes the request
+  /// a worker is serving, then closes its connection (the keep-alive loop checks the listening
+  /// socket between requests); accepted connections still queued are closed unread, and an
+  /// idle keep-alive connection is closed after at most the keep-alive timeout (2 s).
+  /// Returns true when everything finished (threads joined); false when requests were still
+  /// running at the deadline (the server is then left running its in-flight requests and
+  /// must not be destroyed before they end: the caller exits the process).
+  bool Stop(std::chrono::milliseconds timeout);
 
  private:
   HttpServer() = default;

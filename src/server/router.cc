@@ -2,13 +2,17 @@
 
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
 #include "common/json_guard.h"
+#include "server/api_keys.h"
 #include "server/body_reader.h"
 #include "server/http_errors.h"
+#include "server/request_dedupe.h"
+#include "server/request_log.h"
 #include "server/routes.h"
 #include "server/server_metrics.h"
 #include "table/table_name.h"
@@ -20,6 +24,8 @@ namespace {
 // Start of the request the current worker thread is serving (set once its headers are parsed;
 // one worker serves one request at a time), for the latency in the request log.
 thread_local std::chrono::steady_clock::time_point t_request_start;
+// Request body bytes read for the current request (for the request log).
+thread_local uint64_t t_bytes_in = 0;
 
 double ElapsedMs() {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
@@ -139,6 +145,63 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   SendError(res, 404, "not_found", "no route for POST " + std::string(RawPath(http)));
 }
 
+constexpr const char* kRequestIdHeader = "x-request-id";
+// Longest x-request-id remembered by the dedupe (the LanceDB client sends 36-byte UUIDs).
+constexpr size_t kMaxRequestIdBytes = 256;
+
+// JSON write routes the LanceDB client retries with the same x-request-id (PROTOCOL.md
+// §2.2); not insert/ or create/ (their retries use new ids). merge_insert/ is harmless.
+bool IsDedupedAction(const std::string& action) {
+  static const char* const kActions[] = {
+      "update",         "delete",  "create_index", "add_columns", "alter_columns", "drop_columns",
+      "index/{n}/drop", "restore", "tags/create",  "tags/update", "tags/delete",   "merge_insert"};
+  for (const char* a : kActions) {
+    if (action == a) return true;
+  }
+  return false;
+}
+
+// DispatchTablePost behind the request-id dedupe (request_dedupe.h): a repeated
+// (database, table, action, x-request-id) gets the first answer without running again.
+void DedupedDispatch(ServerContext& ctx, RequestDedupe& dedupe, const httplib::Request& http,
+                     httplib::Response& res, arrow::BufferPtr body) {
+  t_bytes_in = body ? static_cast<uint64_t>(body->size()) : 0;
+  const std::string request_id = http.get_header_value(kRequestIdHeader);
+  Result<TableRoute> route = ParseTableRoute(RawPath(http));
+  Result<std::string> db = DatabaseOf(http);
+  if (request_id.empty() || !route.ok() || !db.ok() || !IsDedupedAction(route->action)) {
+    return DispatchTablePost(ctx, http, res, std::move(body));
+  }
+  if (request_id.size() > kMaxRequestIdBytes) {
+    return SendError(res, Status::Invalid("x-request-id is " + std::to_string(request_id.size()) +
+                                          " bytes; the limit is " +
+                                          std::to_string(kMaxRequestIdBytes) + " bytes"));
+  }
+  const std::string_view body_view = body ? body->view() : std::string_view();
+  RequestDedupe::Ticket ticket =
+      dedupe.Begin(RequestDedupe::Key(*db, route->table, route->action, request_id), body_view);
+  if (ticket.outcome == RequestDedupe::Outcome::kConflict) {
+    return SendError(res, Status::Invalid("x-request-id '" + Excerpt(request_id, 64) +
+                                          "' was already used for a different " + route->action +
+                                          "/ request on table '" + Excerpt(route->table, 100) +
+                                          "'; a retry must send the same body"));
+  }
+  if (ticket.outcome == RequestDedupe::Outcome::kReplay) {
+    res.status = ticket.answer.status;
+    res.set_content(ticket.answer.body, ticket.answer.content_type.c_str());
+    res.set_header("x-strata-replayed", "true");
+    spdlog::debug("{}/ on '{}': replayed the answer of x-request-id {}", route->action,
+                  Excerpt(route->table, 100), Excerpt(request_id, 64));
+    return;
+  }
+  DispatchTablePost(ctx, http, res, std::move(body));
+  // 409 and 429 mean nothing was committed, like 5xx: the client's retry must run.
+  const int status = res.status <= 0 ? 200 : res.status;
+  DedupeAnswer answer{status, res.body, res.get_header_value("Content-Type")};
+  if (status == 409 || status == 429) answer.status = 500;  // Finish forgets >= 500
+  dedupe.Finish(ticket, answer);
+}
+
 const char* CodeForHttpStatus(int status) {
   switch (status) {
     case 400:
@@ -158,6 +221,13 @@ const char* CodeForHttpStatus(int status) {
 
 void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
   const int64_t max_body = ctx.options.max_body_bytes;
+  // Owned by the handlers below (they live as long as `svr`).
+  auto keys =
+      std::make_shared<const ApiKeys>(ApiKeys::FromFlagsAndEnv(ctx.options.api_keys, nullptr));
+  RequestDedupeOptions dedupe_options;
+  dedupe_options.max_entries = ctx.options.dedupe_max_entries;
+  dedupe_options.ttl = std::chrono::seconds(ctx.options.dedupe_ttl_s);
+  auto dedupe = std::make_shared<RequestDedupe>(dedupe_options);
 
   svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
@@ -177,9 +247,27 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
 
   // Runs after the headers and before any body byte is read.
   svr.set_pre_routing_handler(
-      [&ctx, max_body](const httplib::Request& req, httplib::Response& res) {
+      [&ctx, max_body, keys, dedupe](const httplib::Request& req, httplib::Response& res) {
         t_request_start = std::chrono::steady_clock::now();
+        t_bytes_in = 0;
         ClearLastErrorSummary();
+        // Echo (or give) the request id, for the client and the request log.
+        std::string request_id = req.get_header_value(kRequestIdHeader);
+        if (request_id.empty() || request_id.size() > kMaxRequestIdBytes) {
+          request_id = NewRequestId();
+        }
+        res.set_header(kRequestIdHeader, request_id);
+        // API keys before anything else, so no body byte of an unauthenticated request is
+        // read (PROTOCOL.md §0 rule 2). Never echo or log the presented key.
+        if (keys->enabled() && !(req.method == "GET" && RawPath(req) == "/healthz") &&
+            !keys->Matches(req.get_header_value(kApiKeyHeader))) {
+          SendError(res, 401, "unauthorized",
+                    std::string(req.has_header(kApiKeyHeader) ? "invalid" : "missing") +
+                        " x-api-key header: this server requires an API key on every route "
+                        "but GET /healthz");
+          res.set_header("Connection", "close");
+          return httplib::Server::HandlerResponse::Handled;
+        }
         // A declared body over the limit (or a malformed length) is answered at once instead of
         // holding a worker while the body arrives. The body is never read, so ask the client to
         // close the connection.
@@ -197,22 +285,23 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
           return httplib::Server::HandlerResponse::Unhandled;
         }
         if (RawPath(req).substr(0, 10) == "/v1/table/") {
-          DispatchTablePost(ctx, req, res, nullptr);
+          DedupedDispatch(ctx, *dedupe, req, res, nullptr);
         } else {
           SendError(res, 404, "not_found", "no route for POST " + std::string(RawPath(req)));
         }
         return httplib::Server::HandlerResponse::Handled;
       });
 
-  svr.Post(R"(/v1/table/.+)", [&ctx, max_body](const httplib::Request& req, httplib::Response& res,
-                                               const httplib::ContentReader& reader) {
-    Result<arrow::BufferPtr> body = ReadBody(reader, max_body);
-    if (!body.ok()) {
-      res.set_header("Connection", "close");
-      return SendError(res, body.status());
-    }
-    DispatchTablePost(ctx, req, res, std::move(*body));
-  });
+  svr.Post(R"(/v1/table/.+)",
+           [&ctx, max_body, dedupe](const httplib::Request& req, httplib::Response& res,
+                                    const httplib::ContentReader& reader) {
+             Result<arrow::BufferPtr> body = ReadBody(reader, max_body);
+             if (!body.ok()) {
+               res.set_header("Connection", "close");
+               return SendError(res, body.status());
+             }
+             DedupedDispatch(ctx, *dedupe, req, res, std::move(*body));
+           });
   svr.Post(R"(.*)", [max_body](const httplib::Request& req, httplib::Response& res,
                                const httplib::ContentReader& reader) {
     Result<arrow::BufferPtr> body = ReadBody(reader, max_body);
@@ -253,15 +342,35 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
     ObserveHttpRequest(*ctx.metrics, req, res.status, ElapsedMs() / 1000);
   });
   svr.set_logger([](const httplib::Request& req, const httplib::Response& res) {
-    if (res.status >= 400 && res.status != 404) {
-      // Not res.body: it may already be gzip-compressed (accept-encoding: gzip).
-      const std::string& error = LastErrorSummary();
-      spdlog::warn("{} {} -> {} in {:.1f} ms: {}", req.method, Excerpt(req.target, 200), res.status,
-                   ElapsedMs(), error.empty() ? "(no error body)" : error);
+    // One structured line per request (request_log.h); never a header value but the request
+    // id, never a body.
+    RequestLogEntry entry;
+    entry.request_id = res.get_header_value(kRequestIdHeader);
+    entry.method = req.method;
+    const std::string_view path = RawPath(req);
+    Result<TableRoute> route = path.substr(0, 10) == "/v1/table/" && req.method == "POST"
+                                   ? ParseTableRoute(path)
+                                   : Result<TableRoute>(Status::NotFound("not a table route"));
+    if (route.ok()) {
+      entry.route = route->action;
+      entry.table = Excerpt(route->table, 200);
     } else {
-      spdlog::debug("{} {} -> {} ({} bytes) in {:.1f} ms", req.method, Excerpt(req.target, 200),
-                    res.status, res.body.size(), ElapsedMs());
+      entry.route = Excerpt(path, 200);
     }
+    if (path.substr(0, 4) == "/v1/") {
+      Result<std::string> db = DatabaseOf(req);
+      if (db.ok()) entry.database = *db;
+    }
+    entry.status = res.status;
+    entry.duration_ms = ElapsedMs();
+    entry.bytes_in = t_bytes_in;
+    // Not res.body for the error: it may already be gzip-compressed (accept-encoding: gzip).
+    entry.bytes_out = res.body.size();
+    if (res.status >= 400) {
+      entry.error = LastErrorSummary();
+      if (entry.error.empty()) entry.error = "(no error body)";
+    }
+    LogRequest(entry);
     ClearLastErrorSummary();
   });
 }

@@ -2,24 +2,39 @@
 
 #include <pthread.h>
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <string_view>
 
-#include <spdlog/cfg/env.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "server/api_keys.h"
 #include "server/http_server.h"
+#include "server/request_log.h"
 
 namespace strata::server {
 
-Status RunServer(const ServerOptions& options) {
-  // Logs go to stderr (stdout carries the "listening" line); SPDLOG_LEVEL=debug shows requests.
-  auto logger = spdlog::stderr_color_mt("strata");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::info);
-  spdlog::cfg::load_env_levels();
+Status RunServer(const ServerOptions& flags) {
+  // Logs go to stderr (stdout carries the "listening" line); SPDLOG_LEVEL overrides
+  // --log-level.
+  STRATA_ASSIGN_OR_RETURN(LogFormat log_format, ParseLogFormat(flags.log_format));
+  STRATA_RETURN_IF_ERROR(ConfigureLogging(log_format, flags.log_level));
+
+  // --api-key united with STRATA_API_KEYS (ApiKeys drops empty entries and duplicates).
+  ServerOptions options = flags;
+  if (const char* env = std::getenv(kApiKeysEnv)) {
+    std::string_view rest(env);
+    while (true) {
+      const size_t comma = rest.find(',');
+      options.api_keys.emplace_back(rest.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+  }
+  const ApiKeys keys = ApiKeys::FromFlagsAndEnv(options.api_keys, nullptr);
 
   // Block SIGINT/SIGTERM before any thread starts, so only the sigtimedwait below sees them.
   sigset_t stop_signals, old_mask;
@@ -37,6 +52,10 @@ Status RunServer(const ServerOptions& options) {
   std::printf("strata listening on %s\n", server->url().c_str());
   std::fflush(stdout);
   spdlog::info("serving data directory {} on {}", options.data_dir, server->url());
+  if (keys.enabled()) {
+    spdlog::info("API keys required on every route but GET /healthz ({} key{} configured)",
+                 keys.size(), keys.size() == 1 ? "" : "s");
+  }
 
   const timespec tick{0, 200 * 1000 * 1000};
   while (server->running()) {
@@ -47,10 +66,27 @@ Status RunServer(const ServerOptions& options) {
     }
   }
   const bool listener_failed = !server->running();
-  server->Stop();
-  server.reset();  // closes the catalog (tables flush their state on destruction)
+  // Graceful: refuse new connections, let in-flight requests finish (bounded).
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!server->Stop(std::chrono::seconds(options.shutdown_timeout_s))) {
+    // Handlers still use the tables, so the writers cannot be closed under them. Writes
+    // acknowledged on durable tables are already in the WAL (replayed on restart).
+    spdlog::error(
+        "requests still running after --shutdown-timeout-s={} s; exiting without "
+        "closing the table writers",
+        options.shutdown_timeout_s);
+    spdlog::default_logger()->flush();
+    std::fflush(stdout);
+    std::_Exit(1);
+  }
+  const double drain_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Closes the catalog: every table closes its shard writer, which makes the WAL appends of
+  // non-durable puts durable (ShardWriter::close) and stops the flusher and indexer.
+  server.reset();
   pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
-  spdlog::info("stopped");
+  spdlog::info("stopped: in-flight requests drained in {:.0f} ms, WALs durable, writers closed",
+               drain_ms);
   if (listener_failed) return Status::IOError("the HTTP listener stopped unexpectedly");
   return Status::OK();
 }

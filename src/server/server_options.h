@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shard/shard_writer.h"
 
@@ -49,6 +50,22 @@ struct ServerOptions {
   RequestLimits limits;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).
   shard::ShardWriterOptions shard;
+
+  // --- Operations (api_keys.h, request_dedupe.h, request_log.h) ---
+  /// Keys of --api-key (repeatable); united with STRATA_API_KEYS when the server starts. When
+  /// any key is set every route but GET /healthz needs a matching x-api-key (401 otherwise).
+  std::vector<std::string> api_keys;
+  /// Most remembered write answers by x-request-id (--dedupe-max-entries; 0 disables).
+  size_t dedupe_max_entries = 10000;
+  /// Seconds a remembered answer is kept (--dedupe-ttl-s).
+  int dedupe_ttl_s = 600;
+  /// "text" (key=value) or "json" (one object per line) (--log-format).
+  std::string log_format = "text";
+  /// spdlog level name (--log-level); SPDLOG_LEVEL in the environment overrides it.
+  std::string log_level = "info";
+  /// On SIGTERM/SIGINT, seconds in-flight requests may take before the server exits anyway
+  /// (--shutdown-timeout-s).
+  int shutdown_timeout_s = 30;
 };
 
 }  // namespace strata::server

@@ -641,6 +641,17 @@ void ShardWriter::close() {
   if (s.flusher.joinable()) s.flusher.join();
   if (s.syncer.joinable()) s.syncer.join();
   if (s.indexer.joinable()) s.indexer.join();
+  // Non-durable puts (durable_write=false) return once their WAL append is queued; the syncer
+  // returns as soon as it sees `closed`, so appends queued while it was inside its last Sync
+  // would be dropped unwritten by ~WalWriter. Puts fail once `closed` is set (under mu), so
+  // this Sync covers every put that returned OK.
+  if (!s.options.durable_write && s.wal) {
+    Status synced = s.wal->Sync();
+    if (!synced.ok()) {
+      spdlog::error("closing shard '{}': WAL sync of non-durable puts failed: {}", s.shard_id,
+                    synced.ToString());
+    }
+  }
 }
 
 // ----------------------------------------------------------------------------------------

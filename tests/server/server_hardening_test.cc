@@ -359,9 +359,13 @@ TEST_F(ServerHardeningTest, ErrorLogHasMessageNotCompressedBody) {
   EXPECT_EQ(status, 400);
   EXPECT_EQ(encoding, "gzip");  // the body really is compressed
   const std::string text = sink->text();
-  EXPECT_NE(text.find("POST /v1/table/t/count_rows/ -> 400 in "), std::string::npos) << text;
-  EXPECT_NE(text.find("ms: invalid_input: count_rows: the request body is not valid JSON at byte "
-                      "15: syntax error"),
+  // The structured request line (server/request_log.h).
+  EXPECT_NE(text.find("method=POST route=count_rows db=default table=t status=400 duration_ms="),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(" bytes_in=15 bytes_out="), std::string::npos) << text;
+  EXPECT_NE(text.find("error=\"invalid_input: count_rows: the request body is not valid JSON at "
+                      "byte 15: syntax error"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find('\x1f'), std::string::npos) << "gzip magic in the log: " << text;
