@@ -154,6 +154,14 @@ struct ShardWriterStats {
   /// WAL entries by appends grouped into them (wal::WalWriterStats::group_size_histogram):
   /// [0] 1, [1] 2-3, [2] 4-7, ..., [6] 64-127, [7] >= 128; fence sentinels not counted.
   std::array<uint64_t, 8> wal_group_size_histogram{};
+  /// Upper bounds (seconds) of the flush-duration buckets.
+  static constexpr std::array<double, 12> kFlushSecondsBounds{0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+                                                              1,    2.5,   5,    10,  30,   60};
+  /// Successful flushes by duration (per bucket, not cumulative): [i] <= kFlushSecondsBounds[i]
+  /// (and above the previous bound); the last entry counts flushes above 60 s. Sums to
+  /// `flushes`; their durations sum to flush_seconds_total.
+  std::array<uint64_t, kFlushSecondsBounds.size() + 1> flush_seconds_histogram{};
+};
 
 /// A consistent read view across tiers: live rows only (newest version per key, tombstones
 /// and older duplicates dropped), user columns only, oldest first (SSTables by generation,

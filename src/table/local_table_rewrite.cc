@@ -175,6 +175,7 @@ Result<uint64_t> LocalTable::RewriteColumns(
   manifest_ = std::move(m);
   schema_ = rewrite.schema;
   shard_ = std::move(fresh);
+  NoteCommit();
   Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, old_shard);
   if (!removed.ok()) {
     spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, old_shard,
