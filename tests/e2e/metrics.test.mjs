@@ -61,7 +61,7 @@ describe("GET /metrics with the LanceDB client", () => {
     assert.match(res.headers.get("content-type"), /^text\/plain; version=0\.0\.4/);
     return parseProm(await res.text());
   };
-  const T = '{database="default",table="mt"}';
+  const T = '{database="e2e",table="mt"}';
   const rows = (first, n) =>
     Array.from({ length: n }, (_, i) => ({ id: first + i, vector: [first + i, 0, 0, 0] }));
 
@@ -102,11 +102,11 @@ describe("GET /metrics with the LanceDB client", () => {
     assert.ok(
       afterScrape.values.get(`strata_table_version${T}`) > before.values.get(`strata_table_version${T}`),
     );
-    const VQ = '{database="default",table="mt",kind="vector"}';
+    const VQ = '{database="e2e",table="mt",kind="vector"}';
     assert.equal(delta(`strata_queries_total${VQ}`), 1);
     assert.equal(delta(`strata_query_duration_seconds_count${VQ}`), 1);
     assert.equal(
-      afterScrape.values.get(`strata_query_duration_seconds_bucket{database="default",table="mt",kind="vector",le="+Inf"}`),
+      afterScrape.values.get(`strata_query_duration_seconds_bucket{database="e2e",table="mt",kind="vector",le="+Inf"}`),
       afterScrape.values.get(`strata_query_duration_seconds_count${VQ}`),
     );
     assert.equal(delta('strata_http_requests_total{action="insert",status="2xx"}'), ADDS);
@@ -118,10 +118,11 @@ describe("GET /metrics with the LanceDB client", () => {
       const series = new Map();
       for (const [key, value] of afterScrape.values) {
         if (!key.startsWith(`${family}_bucket{`)) continue;
-        const le = /,?le="([^"]*)"/.exec(key);
-        const id = key.slice(0, le.index) + key.slice(le.index + le[0].length);
+        // `le` is the last label; match it after `{` or `,` (not inside e.g. `table="..."`).
+        const le = /([{,])le="([^"]*)"/.exec(key);
+        const id = key.slice(0, le.index + (le[1] === "{" ? 1 : 0)) + key.slice(le.index + le[0].length);
         if (!series.has(id)) series.set(id, []);
-        series.get(id).push([le[1], value]);
+        series.get(id).push([le[2], value]);
       }
       for (const [id, buckets] of series) {
         for (let i = 1; i < buckets.length; i++) {

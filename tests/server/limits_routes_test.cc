@@ -168,15 +168,19 @@ TEST_F(LimitsRoutesTest, UpdateCountsTheRowsItRewrites) {
   ASSERT_EQ(Post("/v1/table/t/insert/", Stream(10, 8), kArrow)->status, 200);  // 11 rows now
   const uint64_t before = Version();
   ExpectRefused(Post("/v1/table/t/update/",
-                     json{{"updates", {{"name", "'changed'"}}}, {"predicate", nullptr}}.dump()),
+                     json{{"updates", json::array({json::array({"name", "'changed'"})})},
+                          {"predicate", nullptr}}
+                         .dump()),
                 400, "invalid_input",
                 {"update: 11 rows exceed the limit of 10 rows per write", "--max-rows-per-write"});
   EXPECT_EQ(Count(), 11);
   EXPECT_EQ(Count("name = 'changed'"), 0);
   EXPECT_EQ(Version(), before);
   // 10 rows (the predicate picks them) are fine.
-  auto ok = Post("/v1/table/t/update/",
-                 json{{"updates", {{"name", "'changed'"}}}, {"predicate", "id > 0"}}.dump());
+  auto ok = Post(
+      "/v1/table/t/update/",
+      json{{"updates", json::array({json::array({"name", "'changed'"})})}, {"predicate", "id > 0"}}
+          .dump());
   ASSERT_EQ(ok->status, 200) << ok->body;
   EXPECT_EQ(Count("name = 'changed'"), 10);
 }
@@ -229,9 +233,11 @@ TEST_F(LimitsRoutesTest, FilterLengthOnEveryFilterRoute) {
   ExpectRefused(Post("/v1/table/t/delete/", json{{"predicate", long_filter}}.dump()), 400,
                 "invalid_input", names);
   ExpectUnchanged();
-  ExpectRefused(Post("/v1/table/t/update/",
-                     json{{"updates", {{"name", "'x'"}}}, {"predicate", long_filter}}.dump()),
-                400, "invalid_input", names);
+  ExpectRefused(
+      Post("/v1/table/t/update/", json{{"updates", json::array({json::array({"name", "'x'"})})},
+                                       {"predicate", long_filter}}
+                                      .dump()),
+      400, "invalid_input", names);
   ExpectUnchanged();
   ExpectRefused(
       Post("/v1/table/t/merge_insert/?on=id&when_matched_update_all=true&"
@@ -262,10 +268,11 @@ TEST_F(LimitsRoutesTest, StringValueSize) {
   ExpectUnchanged();
   EXPECT_EQ(Count("name = 'n0'"), 1);
   // update/ producing a too-large value.
-  ExpectRefused(
-      Post("/v1/table/t/update/",
-           json{{"updates", {{"name", "'" + big + "'"}}}, {"predicate", "id = 1"}}.dump()),
-      400, "invalid_input", {"update: row 0, column 'name'", "--max-string-bytes"});
+  ExpectRefused(Post("/v1/table/t/update/",
+                     json{{"updates", json::array({json::array({"name", "'" + big + "'"})})},
+                          {"predicate", "id = 1"}}
+                         .dump()),
+                400, "invalid_input", {"update: row 0, column 'name'", "--max-string-bytes"});
   ExpectUnchanged();
   EXPECT_EQ(Count("name = 'n1'"), 1);
   auto ok = Post("/v1/table/t/insert/", Stream(100, 1, kDim, std::string(64, 'y')), kArrow);

@@ -156,7 +156,7 @@ TEST_F(ServerTest, HealthAndUnknownRoutes) {
   ExpectError(client_->Get("/nope"), 404, "not_found", "/nope");
   ExpectError(PostJson("/v1/other", "{}"), 404, "not_found", "/v1/other");
   ExpectError(PostJson("/v1/table/t/frobnicate/", "{}"), 404, "not_found", "frobnicate");
-  ExpectError(PostJson("/v1/table/t/add_columns/", "{}"), 400, "invalid_input",
+  ExpectError(PostJson("/v1/table/t/update_field_metadata/", "{}"), 400, "invalid_input",
               "not supported yet");
   EXPECT_TRUE(r->get_header_value("phalanx-version").empty());
 }
