@@ -50,8 +50,8 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
   // A plain folder name decodes to exactly one table name, so it is authoritative (a rename
   // that crashed before its manifest commit leaves the old table_name); a hashed folder needs
   // the manifest's table_name to tell names apart.
-  if (!manifest || (manifest->table_name() != name &&
-                    !DecodeNameFromDir(EncodeNameForDir(name)).has_value())) {
+  if (!manifest ||
+      (manifest->table_name() != name && !DecodeNameFromDir(EncodeNameForDir(name)).has_value())) {
     return Status::NotFound("table '" + name + "' not found");
   }
   STRATA_ASSIGN_OR_RETURN(
@@ -152,8 +152,8 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
                               std::chrono::system_clock::now().time_since_epoch())
                               .count());
   STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, to_prefix, m));
-  STRATA_ASSIGN_OR_RETURN(
-      auto reopened, LocalTable::Open(store_, to_prefix, to, std::move(m), shard_options_));
+  STRATA_ASSIGN_OR_RETURN(auto reopened,
+                          LocalTable::Open(store_, to_prefix, to, std::move(m), shard_options_));
   open_.emplace(std::make_pair(database, to), std::move(reopened));
   return Status::OK();
 }
