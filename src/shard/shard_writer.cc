@@ -494,8 +494,39 @@ void ShardWriter::Impl::SyncerLoop() {
   }
 }
 
+namespace {
+
+// Invalid naming the column and the first row when a user batch (conforming to
+// layout.user_schema) holds a null primary-key value. Declared keys are the first user
+// columns' storage indexes, which equal their user-schema indexes; the hidden _rowid key of
+// keyless tables is not in user batches. A nullable key column must not let a null key in: a
+// null-key row could never be deleted or updated (Apply refuses null keys in storage rows).
+Status CheckNoNullKeys(const memtable::StorageLayout& layout,
+                       const std::vector<arrow::RecordBatchPtr>& user_batches, const char* what) {
+  if (layout.rowid_column >= 0) return Status::OK();
+  int64_t row_base = 0;
+  for (const auto& b : user_batches) {
+    for (int c : layout.key_columns) {
+      const arrow::Array key = b->column(c);
+      if (key.null_count() == 0) continue;
+      for (int64_t i = 0; i < key.length(); ++i) {
+        if (key.IsNull(i)) {
+          return Status::Invalid(std::string(what) + ": row " + std::to_string(row_base + i) +
+                                 ", primary-key column '" + layout.user_schema->field(c)->name +
+                                 "' is null; primary-key values may not be null");
+        }
+      }
+    }
+    row_base += b->num_rows();
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<PutResult> ShardWriter::Put(const std::vector<arrow::RecordBatchPtr>& batches) {
   STRATA_ASSIGN_OR_RETURN(auto conformed, ConformBatches(impl_->layout.user_schema, batches));
+  STRATA_RETURN_IF_ERROR(CheckNoNullKeys(impl_->layout, conformed, "put"));
   std::vector<arrow::RecordBatchPtr> nonempty;
   for (auto& b : conformed) {
     if (b->num_rows() > 0) nonempty.push_back(std::move(b));
@@ -524,6 +555,7 @@ Result<PutResult> ShardWriter::Apply(const std::vector<arrow::RecordBatchPtr>& s
   }
   auto conformed_user = ConformBatches(layout.user_schema, user_rows);
   if (!conformed_user.ok()) return conformed_user.status().WithContext("new rows");
+  STRATA_RETURN_IF_ERROR(CheckNoNullKeys(layout, *conformed_user, "new rows"));
   std::vector<arrow::RecordBatchPtr> user;
   for (auto& b : *conformed_user) {
     if (b->num_rows() > 0) user.push_back(std::move(b));
