@@ -38,7 +38,31 @@ void RunRewrite(ServerContext& ctx, const TableRequest& req, httplib::Response& 
 }  // namespace
 
 void HandleAddColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
-  RunRewrite(ctx, req, res, ParseAddColumns(req.body_view()), PlanAddColumns);
+  // The new columns' values are written like an insert's: each string/binary value against
+  // --max-string-bytes (a literal or an expression could otherwise store any size). Only the
+  // appended columns are checked, so existing rows never fail a since-lowered limit.
+  const RequestLimits& limits = ctx.options.limits;
+  auto plan = [&limits](const std::vector<NewColumn>& columns,
+                        const table::RewriteSource& source) -> Result<table::ColumnRewrite> {
+    STRATA_ASSIGN_OR_RETURN(table::ColumnRewrite rewrite, PlanAddColumns(columns, source));
+    const int old_fields = source.snapshot.schema->num_fields();
+    std::vector<arrow::FieldPtr> added(rewrite.schema->fields().begin() + old_fields,
+                                       rewrite.schema->fields().end());
+    auto added_schema = std::make_shared<arrow::Schema>(std::move(added));
+    rewrite.transform = [inner = std::move(rewrite.transform), added_schema, old_fields, &limits](
+                            const arrow::RecordBatchPtr& batch,
+                            size_t index) -> Result<arrow::RecordBatchPtr> {
+      STRATA_ASSIGN_OR_RETURN(arrow::RecordBatchPtr out, inner(batch, index));
+      std::vector<arrow::ArrayDataPtr> columns(out->columns().begin() + old_fields,
+                                               out->columns().end());
+      auto values =
+          std::make_shared<arrow::RecordBatch>(added_schema, out->num_rows(), std::move(columns));
+      STRATA_RETURN_IF_ERROR(CheckStringValues(limits, {values}, "add_columns"));
+      return out;
+    };
+    return rewrite;
+  };
+  RunRewrite(ctx, req, res, ParseAddColumns(req.body_view()), plan);
 }
 
 void HandleAlterColumns(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
