@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/wall_clock.h"
 #include "format/bit_reversed.h"
 
 namespace strata::format {
@@ -15,12 +16,6 @@ namespace {
 
 constexpr char kManifestSuffix[] = ".binpb";
 constexpr uint64_t kMaxProbe = uint64_t{1} << 20;  // probing forward more than this = corrupt
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 /// Version of a "{64 bits}.binpb" file name (no directory), or nullopt.
 std::optional<uint64_t> ParseManifestName(std::string_view name) {
@@ -158,7 +153,7 @@ Status ShardManifestStore::Commit(const ShardManifest& next) {
                            "' differs from the store's shard '" + shard_id_ + "'");
   }
   ShardManifest m = next;
-  if (m.created_at_micros() == 0) m.set_created_at_micros(NowMicros());
+  if (m.created_at_micros() == 0) m.set_created_at_micros(WallClockMicros());
   STRATA_RETURN_IF_ERROR(
       store_->PutIfAbsent(ShardManifestKey(shard_prefix_, m.version()), SerializeShardManifest(m)));
   uint64_t seen = highest_seen_.load();
@@ -190,7 +185,7 @@ Result<ShardManifest> ShardManifestStore::Claim(int max_attempts) {
     }
     next.set_version(next.version() + 1);
     next.set_writer_epoch(next.writer_epoch() + 1);
-    next.set_created_at_micros(NowMicros());
+    next.set_created_at_micros(WallClockMicros());
     Status st = Commit(next);
     if (st.ok()) return next;
     if (!st.IsAlreadyExists()) return st;
@@ -222,7 +217,7 @@ Result<ShardManifest> ShardManifestStore::Update(uint64_t writer_epoch,
     next.set_version(latest->version() + 1);
     next.set_shard_id(shard_id_);
     next.set_writer_epoch(writer_epoch);
-    if (next.created_at_micros() == 0) next.set_created_at_micros(NowMicros());
+    if (next.created_at_micros() == 0) next.set_created_at_micros(WallClockMicros());
     Status st = Commit(next);
     if (st.ok()) return next;
     if (!st.IsAlreadyExists()) return st;

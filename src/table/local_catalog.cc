@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/wall_clock.h"
 #include "format/table_manifest.h"
 #include "io/local_object_store.h"
 #include "table/table_name.h"
@@ -148,9 +149,7 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   format::TableManifest m = std::move(*manifest);
   m.set_version(m.version() + 1);
   m.set_table_name(to);
-  m.set_created_at_micros(std::chrono::duration_cast<std::chrono::microseconds>(
-                              std::chrono::system_clock::now().time_since_epoch())
-                              .count());
+  m.set_created_at_micros(WallClockMicros());
   STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, to_prefix, m));
   STRATA_ASSIGN_OR_RETURN(auto reopened,
                           LocalTable::Open(store_, to_prefix, to, std::move(m), shard_options_));

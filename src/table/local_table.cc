@@ -6,6 +6,7 @@
 #include <chrono>
 #include <mutex>
 
+#include "common/wall_clock.h"
 #include "format/ids.h"
 #include "format/table_manifest.h"
 #include "index/column_index.h"
@@ -14,12 +15,6 @@
 
 namespace strata::table {
 namespace {
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 /// Opens a fresh shard with `schema`, writes `batches` into it. On failure removes the shard.
 Result<std::pair<std::unique_ptr<shard::ShardWriter>, uint64_t>> WriteFreshShard(
@@ -103,7 +98,7 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   m.set_version(1);
   m.set_arrow_schema(std::move(schema_bytes));
   m.add_shard_ids(fresh.first->shard_id());
-  m.set_created_at_micros(NowMicros());
+  m.set_created_at_micros(WallClockMicros());
   m.set_base_version(1);  // a new table reports version 1 (as Lance tables do)
   m.set_table_name(name);
   Status committed = format::CommitTableManifest(*store, prefix, m);
@@ -180,7 +175,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.clear_primary_key();
   for (const auto& k : fresh_options.primary_key) m.add_primary_key(k);
   m.clear_index_specs_json();
-  m.set_created_at_micros(NowMicros());
+  m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
   Status committed = format::CommitTableManifest(*store_, prefix_, m);
   if (!committed.ok()) {
@@ -289,7 +284,7 @@ Status LocalTable::CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& s
   m.set_version(manifest_.version() + 1);
   m.clear_index_specs_json();
   for (const auto& spec : specs) m.add_index_specs_json(index::IndexSpecToJson(spec));
-  m.set_created_at_micros(NowMicros());
+  m.set_created_at_micros(WallClockMicros());
   // An index change is a new table version (PROTOCOL.md §5.4: every write returns a higher
   // one): version = base_version + WAL position, so bump base_version by one. Writers hold
   // mu_ shared while they compute their version, so none straddles this commit.
@@ -311,7 +306,7 @@ Result<index::IndexSpec> LocalTable::CreateIndex(index::IndexSpec spec) {
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_RETURN_IF_ERROR(index::ValidateIndexSpec(spec, *schema_));
   spec.uuid = format::RandomUuid();
-  spec.created_at_micros = NowMicros();
+  spec.created_at_micros = WallClockMicros();
   std::vector<index::IndexSpec> specs;
   for (const auto& j : manifest_.index_specs_json()) {
     STRATA_ASSIGN_OR_RETURN(auto s, index::IndexSpecFromJson(j));

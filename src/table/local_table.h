@@ -112,6 +112,10 @@ class LocalTable : public Table {
   /// Commits a manifest (version + 1, base_version + 1: a new table version) with `specs` as
   /// the index definitions, then applies them to the shard. Holds mu_ exclusively.
   Status CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& specs);
+  /// CreateTag (`create`: AlreadyExists when the tag exists) and UpdateTag (Invalid when it
+  /// does not): validates the name and version, then commits a manifest with the tag. Takes
+  /// mu_ exclusively.
+  Status SetTag(const std::string& tag, uint64_t version, bool create);
 
   const std::shared_ptr<io::ObjectStore> store_;
   const std::string prefix_;

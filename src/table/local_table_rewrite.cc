@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/wall_clock.h"
 #include "format/ids.h"
 #include "format/table_manifest.h"
 #include "index/column_index.h"
@@ -15,12 +16,6 @@
 
 namespace strata::table {
 namespace {
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 /// Checks the layout a plan returned: a valid schema, primary-key columns in it (no
 /// duplicates), index definitions valid against it with unique names.
@@ -164,7 +159,7 @@ Result<uint64_t> LocalTable::RewriteColumns(
   for (const auto& k : rewrite.primary_key) m.add_primary_key(k);
   m.clear_index_specs_json();
   for (const auto& spec : rewrite.indexes) m.add_index_specs_json(index::IndexSpecToJson(spec));
-  m.set_created_at_micros(NowMicros());
+  m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
   Status committed = format::CommitTableManifest(*store_, prefix_, m);
   if (!committed.ok()) {

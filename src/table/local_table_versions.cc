@@ -7,18 +7,13 @@
 #include <chrono>
 #include <mutex>
 
+#include "common/wall_clock.h"
 #include "format/table_manifest.h"
 #include "table/local_table.h"
 #include "table/table_name.h"
 
 namespace strata::table {
 namespace {
-
-int64_t NowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 Status CheckTagVersion(const std::string& tag, uint64_t version, uint64_t current) {
   if (version < 1 || version > current) {
@@ -31,7 +26,7 @@ Status CheckTagVersion(const std::string& tag, uint64_t version, uint64_t curren
 }  // namespace
 
 void LocalTable::NoteCommit() {
-  const int64_t now = NowMicros();
+  const int64_t now = WallClockMicros();
   int64_t seen = last_commit_micros_.load(std::memory_order_relaxed);
   while (seen < now && !last_commit_micros_.compare_exchange_weak(seen, now)) {
   }
@@ -57,37 +52,29 @@ Result<std::map<std::string, TagInfo>> LocalTable::ListTags() const {
 }
 
 Status LocalTable::CreateTag(const std::string& tag, uint64_t version) {
-  STRATA_RETURN_IF_ERROR(ValidateTableName(tag, "tag name"));
-  std::unique_lock<std::shared_mutex> lock(mu_);
-  STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  const uint64_t current = manifest_.base_version() + shard_->last_wal_position();
-  STRATA_RETURN_IF_ERROR(CheckTagVersion(tag, version, current));
-  if (manifest_.tags().count(tag) > 0) {
-    return Status::AlreadyExists("tag '" + tag + "' already exists on table '" + name_ + "'");
-  }
-  format::TableManifest m = manifest_;
-  m.set_version(manifest_.version() + 1);
-  m.set_created_at_micros(NowMicros());
-  format::TableTag& t = (*m.mutable_tags())[tag];
-  t.set_version(version);
-  t.set_manifest_size(static_cast<int64_t>(manifest_.ByteSizeLong()));
-  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
-  manifest_ = std::move(m);
-  return Status::OK();
+  return SetTag(tag, version, /*create=*/true);
 }
 
 Status LocalTable::UpdateTag(const std::string& tag, uint64_t version) {
+  return SetTag(tag, version, /*create=*/false);
+}
+
+Status LocalTable::SetTag(const std::string& tag, uint64_t version, bool create) {
   STRATA_RETURN_IF_ERROR(ValidateTableName(tag, "tag name"));
   std::unique_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  if (manifest_.tags().count(tag) == 0) {
+  const bool exists = manifest_.tags().count(tag) > 0;
+  if (create && exists) {
+    return Status::AlreadyExists("tag '" + tag + "' already exists on table '" + name_ + "'");
+  }
+  if (!create && !exists) {
     return Status::Invalid("tag '" + tag + "' does not exist on table '" + name_ + "'");
   }
   const uint64_t current = manifest_.base_version() + shard_->last_wal_position();
   STRATA_RETURN_IF_ERROR(CheckTagVersion(tag, version, current));
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
-  m.set_created_at_micros(NowMicros());
+  m.set_created_at_micros(WallClockMicros());
   format::TableTag& t = (*m.mutable_tags())[tag];
   t.set_version(version);
   t.set_manifest_size(static_cast<int64_t>(manifest_.ByteSizeLong()));
@@ -105,7 +92,7 @@ Status LocalTable::DeleteTag(const std::string& tag) {
   }
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
-  m.set_created_at_micros(NowMicros());
+  m.set_created_at_micros(WallClockMicros());
   m.mutable_tags()->erase(tag);
   STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
   manifest_ = std::move(m);
