@@ -7,7 +7,7 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
-.PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash
+.PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare
 
 deps:
 	@bash scripts/install-deps
@@ -84,6 +84,12 @@ bench: build
 # client shares the machine. Extra flags via REST_BENCH_ARGS, e.g. "--seconds 10 --json out.json".
 bench-rest: build
 	node bench/rest_bench.mjs --bin $(BUILD)/strata $(REST_BENCH_ARGS)
+
+# Strata vs LanceDB OSS 0.31 side by side on Fashion-MNIST and WordNet (docs/BENCHMARKS.md):
+# ingest, freshness, vector recall/QPS sweep (plus raw hnswlib), FTS, flush vs optimize; writes
+# build/bench-compare/results.json, the tables in docs/BENCHMARKS.md and docs/bench/*.png.
+bench-compare: build
+	node bench/compare/main.mjs --strata $(BUILD)/strata --docs
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc')

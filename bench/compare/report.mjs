@@ -1,0 +1,414 @@
+// Turns a `make bench-compare` results.json (bench/compare/main.mjs; layout in the header of
+// main.mjs and docs/BENCHMARKS.md) into markdown tables and two gnuplot charts.
+//
+//   node bench/compare/report.mjs --results DIR/results.json [--docs]
+//
+// Without --docs: writes DIR/results.md, DIR/recall_qps.png and DIR/ingest.png.
+// With --docs: also replaces the text between `<!-- results:begin -->` and `<!-- results:end -->`
+// in docs/BENCHMARKS.md and writes docs/bench/recall_qps.png and docs/bench/ingest.png.
+// Charts need gnuplot (Debian gnuplot-nox, pngcairo terminal); without it the tables are still
+// written and a warning is printed.
+//
+// Ratios are always Strata / LanceDB: for throughputs (rows/s, QPS) > 1 means Strata is faster,
+// for latencies (ms, s) < 1 means Strata is faster.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+export const BEGIN = "<!-- results:begin -->";
+export const END = "<!-- results:end -->";
+const RECALL_TARGETS = [0.9, 0.95, 0.99];
+
+// ---------- formatting ----------
+
+function fmt(x, digits) {
+  if (x === null || x === undefined || Number.isNaN(x)) return "–";
+  if (typeof x !== "number") return String(x);
+  if (digits !== undefined) return x.toFixed(digits);
+  if (Number.isInteger(x)) return x.toLocaleString("en-US");
+  const a = Math.abs(x);
+  if (a >= 1000) return Math.round(x).toLocaleString("en-US");
+  if (a >= 100) return x.toFixed(0);
+  if (a >= 10) return x.toFixed(1);
+  if (a >= 1) return x.toFixed(2);
+  return x.toFixed(3);
+}
+
+function ratio(a, b) {
+  if (a === null || a === undefined || b === null || b === undefined || b === 0) return "–";
+  const r = a / b;
+  return `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}×`;
+}
+
+function table(header, rows) {
+  const out = [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`];
+  for (const r of rows) out.push(`| ${r.map((c) => String(c).replace(/\|/g, "\\|")).join(" | ")} |`);
+  return out.join("\n");
+}
+
+const notRun = (name) => `_${name}: not run in this run._`;
+
+// ---------- sections ----------
+
+function metaSection(meta = {}) {
+  const m = meta.machine || {};
+  const v = meta.versions || {};
+  const p = meta.params || {};
+  const lines = ["### Machine and versions", ""];
+  lines.push(table(["", ""], [
+    ["date", meta.date ?? "–"],
+    ["CPU", `${m.cpu_model ?? "?"} (${m.cpus ?? "?"} logical CPUs)`],
+    ["memory", m.mem_gib !== undefined ? `${fmt(m.mem_gib, 1)} GiB` : "–"],
+    ["kernel", m.kernel ?? "–"],
+    ["load average at start", Array.isArray(m.load_avg_start) ? m.load_avg_start.map((x) => fmt(x, 2)).join(" / ")
+      : (m.load_avg_start ?? "–")],
+    ...Object.entries(v).map(([k, val]) => [k, val]),
+  ]));
+  if (Object.keys(p).length) {
+    lines.push("", "Parameters: " + Object.entries(p)
+      .map(([k, val]) => `\`${k}\`=${typeof val === "object" ? JSON.stringify(val) : val}`).join(", "));
+  }
+  return lines.join("\n");
+}
+
+function ingestSection(ingest) {
+  if (!Array.isArray(ingest) || ingest.length === 0) return notRun("Ingest");
+  const lines = ["### 1. Ingest", ""];
+  lines.push(table(
+    ["system", "index", "batch", "rows", "write s", "index s", "until searchable s", "rows/s", "searchable rows/s"],
+    ingest.map((r) => [r.system, r.index ?? "–", fmt(r.batch), fmt(r.rows), fmt(r.write_seconds),
+      fmt(r.index_seconds), fmt(r.searchable_seconds), fmt(r.rows_per_s), fmt(r.searchable_rows_per_s)])));
+  const batches = [...new Set(ingest.map((r) => r.batch))].sort((a, b) => a - b);
+  const ratioRows = [];
+  for (const b of batches) {
+    const s = ingest.filter((r) => r.system === "strata" && r.batch === b);
+    const l = ingest.filter((r) => r.system === "lancedb" && r.batch === b);
+    if (!s.length || !l.length) continue;
+    const sBest = (key) => Math.max(...s.map((r) => r[key] ?? 0));
+    for (const lr of l) {
+      ratioRows.push([fmt(b), lr.index ?? "–", ratio(sBest("rows_per_s"), lr.rows_per_s),
+        ratio(sBest("searchable_rows_per_s"), lr.searchable_rows_per_s)]);
+    }
+  }
+  if (ratioRows.length) {
+    lines.push("", "Strata / LanceDB (> 1: Strata ingests faster):", "");
+    lines.push(table(["batch", "LanceDB index", "rows/s ratio", "searchable rows/s ratio"], ratioRows));
+  }
+  return lines.join("\n");
+}
+
+/** The vector rows, with an hnswlib sweep kept separately (results.hnswlib) folded in. */
+export function vectorRows(results) {
+  const rows = Array.isArray(results.vector) ? results.vector.slice() : [];
+  const h = results.hnswlib;
+  if (h && Array.isArray(h.points) && !rows.some((r) => r.system === "hnswlib")) {
+    for (const p of h.points) {
+      rows.push({ system: "hnswlib", index: `HNSW M=${h.m ?? "?"} efc=${h.ef_construction ?? "?"}`,
+        params: { ef: p.ef }, label: `ef=${p.ef}`, clients: p.clients, queries: h.queries,
+        recall_at_10: p.recall_at_10, qps: p.qps, p50_ms: p.p50_ms, p99_ms: p.p99_ms });
+    }
+  }
+  return rows;
+}
+
+function seriesKey(r) {
+  return `${r.system} ${r.index ?? ""} c=${r.clients}`.replace(/\s+/g, " ");
+}
+
+function vectorSection(results) {
+  const rows = vectorRows(results);
+  if (rows.length === 0) return notRun("Vector search");
+  const lines = ["### 3. Vector search (recall@10 vs QPS)", ""];
+  const sorted = rows.slice().sort((a, b) => a.system.localeCompare(b.system) ||
+    String(a.index).localeCompare(String(b.index)) || a.clients - b.clients || a.recall_at_10 - b.recall_at_10);
+  lines.push(table(["system", "index", "params", "clients", "recall@10", "QPS", "p50 ms", "p99 ms"],
+    sorted.map((r) => [r.system, r.index ?? "–", r.label ?? JSON.stringify(r.params ?? {}), r.clients,
+      fmt(r.recall_at_10, 4), fmt(r.qps), fmt(r.p50_ms), fmt(r.p99_ms)])));
+  // Best QPS at recall >= target, per series.
+  const series = new Map();
+  for (const r of rows) {
+    const k = seriesKey(r);
+    if (!series.has(k)) series.set(k, { system: r.system, index: r.index, clients: r.clients, points: [] });
+    series.get(k).points.push(r);
+  }
+  const best = (pts, t) => {
+    const ok = pts.filter((p) => p.recall_at_10 >= t);
+    return ok.length ? Math.max(...ok.map((p) => p.qps)) : null;
+  };
+  const clientsList = [...new Set(rows.map((r) => r.clients))].sort((a, b) => a - b);
+  const bestRows = [];
+  for (const c of clientsList) {
+    const ss = [...series.values()].filter((s) => s.clients === c);
+    for (const s of ss) {
+      bestRows.push([c, s.system, s.index ?? "–", ...RECALL_TARGETS.map((t) => fmt(best(s.points, t)))]);
+    }
+    const sysBest = (sys, t) => {
+      const v = ss.filter((s) => s.system === sys).map((s) => best(s.points, t)).filter((x) => x !== null);
+      return v.length ? Math.max(...v) : null;
+    };
+    bestRows.push([c, "**Strata / LanceDB**", "best index each", ...RECALL_TARGETS.map((t) =>
+      ratio(sysBest("strata", t), sysBest("lancedb", t)))]);
+    if (ss.some((s) => s.system === "hnswlib")) {
+      bestRows.push([c, "**Strata / hnswlib**", "", ...RECALL_TARGETS.map((t) =>
+        ratio(sysBest("strata", t), sysBest("hnswlib", t)))]);
+    }
+  }
+  lines.push("", "Best QPS at recall@10 ≥ target (– : the sweep never reached it):", "");
+  lines.push(table(["clients", "system", "index", ...RECALL_TARGETS.map((t) => `QPS @ ≥ ${t}`)], bestRows));
+  return lines.join("\n");
+}
+
+function freshnessSection(fresh) {
+  if (!Array.isArray(fresh) || fresh.length === 0) return notRun("Freshness");
+  const lines = ["### 2. Freshness (write acknowledged → returned by a search on a second connection)", ""];
+  lines.push(table(["system", "writes", "p50 ms", "p99 ms", "max ms", "mean ms", "polls/write"],
+    fresh.map((r) => [r.system, fmt(r.writes), fmt(r.p50_ms), fmt(r.p99_ms), fmt(r.max_ms), fmt(r.mean_ms),
+      fmt(r.polls_mean)])));
+  const s = fresh.find((r) => r.system === "strata");
+  const l = fresh.find((r) => r.system === "lancedb");
+  if (s && l) {
+    lines.push("", `Strata / LanceDB latency (< 1: Strata fresher): p50 ${ratio(s.p50_ms, l.p50_ms)}, ` +
+      `p99 ${ratio(s.p99_ms, l.p99_ms)}, mean ${ratio(s.mean_ms, l.mean_ms)}.`);
+  }
+  return lines.join("\n");
+}
+
+function ftsSection(fts) {
+  if (!fts || !Array.isArray(fts.runs)) return notRun("Full-text search");
+  const lines = ["### 4. Full-text search (WordNet glosses, BM25)", ""];
+  lines.push(`${fmt(fts.rows)} synsets, ${fmt(fts.queries)} queries (${fts.query_words ?? "gloss words"}), top ${fts.k ?? 10}.`, "");
+  if (Array.isArray(fts.build)) {
+    lines.push(table(["system", "index order", "load s", "index s", "until searchable s", "load rows/s"],
+      fts.build.map((b) => [b.system, b.index_order ?? "–", fmt(b.load_seconds), fmt(b.index_seconds),
+        fmt(b.searchable_seconds ?? (b.load_seconds + b.index_seconds)), fmt(b.load_rows_per_s)])));
+    const s = fts.build.find((b) => b.system === "strata");
+    const l = fts.build.find((b) => b.system === "lancedb");
+    if (s && l) {
+      const ss = s.searchable_seconds ?? s.load_seconds + s.index_seconds;
+      const ls = l.searchable_seconds ?? l.load_seconds + l.index_seconds;
+      lines.push("", `Strata / LanceDB time until searchable: ${ratio(ss, ls)} (< 1: Strata sooner).`);
+    }
+    lines.push("");
+  }
+  const clientsList = [...new Set(fts.runs.map((r) => r.clients))].sort((a, b) => a - b);
+  const rows = [];
+  for (const c of clientsList) {
+    const s = fts.runs.find((r) => r.system === "strata" && r.clients === c);
+    const l = fts.runs.find((r) => r.system === "lancedb" && r.clients === c);
+    rows.push([c, fmt(s?.qps), fmt(l?.qps), ratio(s?.qps, l?.qps), `${fmt(s?.p50_ms)} / ${fmt(l?.p50_ms)}`,
+      `${fmt(s?.p99_ms)} / ${fmt(l?.p99_ms)}`]);
+  }
+  lines.push(table(["clients", "Strata QPS", "LanceDB QPS", "QPS ratio", "p50 ms S / L", "p99 ms S / L"], rows));
+  const a = fts.agreement;
+  if (a) {
+    lines.push("", `Top-10 agreement over ${fmt(a.queries)} queries: mean overlap ${fmt(a.mean_top10_overlap, 3)}, ` +
+      `identical sets ${fmt(100 * a.identical_top10_fraction, 1)} %` +
+      (a.mean_top10_overlap_ties_counted !== undefined
+        ? `, mean overlap counting ties at the 10th score ${fmt(a.mean_top10_overlap_ties_counted, 3)}` : "") +
+      (a.shared_hit_score_rel_diff_median !== undefined
+        ? `; BM25 scores of shared hits differ by ${fmt(100 * a.shared_hit_score_rel_diff_median, 2)} % (median), ` +
+          `${fmt(100 * a.shared_hit_score_rel_diff_p99, 2)} % (p99)` : "") + ".");
+    const top = (hits) => (hits || []).map((h) => `${h.synset} (${fmt(h.score, 3)})`).join(", ") || "(none)";
+    if ((a.examples || []).length) lines.push("", "Examples (top 3 with BM25 scores):", "");
+    for (const ex of a.examples || []) {
+      lines.push(`- \`${ex.query}\` (top-10 overlap ${fmt(ex.overlap, 2)}): Strata ${top(ex.strata)}; LanceDB ${top(ex.lancedb)}`);
+    }
+  }
+  return lines.join("\n");
+}
+
+function flushSection(flush) {
+  if (!Array.isArray(flush) || flush.length === 0) return notRun("Flush / optimize");
+  const lines = ["### 5. Flush (Strata) vs optimize() (LanceDB) under sustained writes", ""];
+  lines.push(table(["system", "op", "calls", "p50 ms", "p99 ms", "max ms", "writer rows/s", "writer errors"],
+    flush.map((r) => [r.system, r.op, fmt(r.calls), fmt(r.p50_ms), fmt(r.p99_ms), fmt(r.max_ms),
+      fmt(r.writer_rows_per_s), fmt(r.writer_errors)])));
+  const s = flush.find((r) => r.system === "strata");
+  const l = flush.find((r) => r.system === "lancedb");
+  if (s && l) {
+    lines.push("", `Strata / LanceDB: p50 ${ratio(s.p50_ms, l.p50_ms)}, p99 ${ratio(s.p99_ms, l.p99_ms)} ` +
+      `(< 1: Strata's call is shorter); writer rows/s ${ratio(s.writer_rows_per_s, l.writer_rows_per_s)} (> 1: Strata's writer faster).`);
+  }
+  return lines.join("\n");
+}
+
+/** The whole markdown report (everything that goes between the markers). */
+export function renderMarkdown(results, { pngPrefix = "" } = {}) {
+  const parts = [
+    `_Generated by bench/compare/report.mjs from results.json (${results.meta?.date ?? "undated"}). ` +
+      "Ratios are Strata / LanceDB: > 1 is better for Strata on throughput, < 1 on latency._",
+    metaSection(results.meta),
+    ingestSection(results.ingest),
+    freshnessSection(results.freshness),
+    vectorSection(results),
+    ftsSection(results.fts),
+    flushSection(results.flush),
+  ];
+  if (pngPrefix) {
+    parts.push(`![recall vs QPS](${pngPrefix}recall_qps.png)\n\n![ingest](${pngPrefix}ingest.png)`);
+  }
+  return parts.join("\n\n") + "\n";
+}
+
+// ---------- charts ----------
+
+function hasGnuplot() {
+  try {
+    execFileSync("gnuplot", ["--version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const q = (s) => `"${String(s).replace(/"/g, "'")}"`;
+
+function plotRecallQps(results, outPng, tmp) {
+  const rows = vectorRows(results).filter((r) => r.qps > 0 && r.recall_at_10 !== undefined);
+  if (rows.length === 0) return false;
+  const series = new Map();
+  for (const r of rows) {
+    const k = seriesKey(r);
+    if (!series.has(k)) series.set(k, []);
+    series.get(k).push(r);
+  }
+  const plots = [];
+  let i = 0;
+  for (const [name, pts] of series) {
+    const file = path.join(tmp, `vec_${i}.dat`);
+    pts.sort((a, b) => a.recall_at_10 - b.recall_at_10);
+    fs.writeFileSync(file, pts.map((p) => `${p.recall_at_10} ${p.qps}`).join("\n") + "\n");
+    const dash = pts[0].clients > 1 ? "dt 2" : "dt 1";
+    plots.push(`${q(file)} using 1:2 with linespoints lw 2 ${dash} pt ${7 + (i % 6)} title ${q(name)}`);
+    i++;
+  }
+  const script = [
+    "set terminal pngcairo noenhanced size 1000,760 font 'sans,11'",
+    `set output ${q(outPng)}`,
+    "set title 'Fashion-MNIST 784-d, k=10: recall@10 vs queries/s (solid: 1 client, dashed: 8 clients)'",
+    "set xlabel 'recall@10'",
+    "set ylabel 'queries/s (log)'",
+    "set logscale y",
+    "set grid",
+    "set key below",
+    `plot ${plots.join(", \\\n  ")}`,
+  ].join("\n");
+  fs.writeFileSync(path.join(tmp, "recall_qps.gp"), script + "\n");
+  execFileSync("gnuplot", [path.join(tmp, "recall_qps.gp")], { stdio: ["ignore", "ignore", "inherit"] });
+  return true;
+}
+
+function plotIngest(results, outPng, tmp) {
+  const ingest = Array.isArray(results.ingest) ? results.ingest : [];
+  if (ingest.length === 0) return false;
+  const batches = [...new Set(ingest.map((r) => r.batch))].sort((a, b) => a - b);
+  const cols = [];
+  for (const r of ingest) {
+    for (const [key, what] of [["rows_per_s", "write"], ["searchable_rows_per_s", "until searchable"]]) {
+      const name = `${r.system} ${r.index ?? ""} ${what}`.replace(/\s+/g, " ");
+      if (!cols.some((c) => c.name === name)) cols.push({ name, system: r.system, index: r.index, key });
+    }
+  }
+  const lines = [`batch ${cols.map((c) => q(c.name)).join(" ")}`];
+  for (const b of batches) {
+    lines.push(`${b} ${cols.map((c) => {
+      const r = ingest.find((x) => x.batch === b && x.system === c.system && x.index === c.index);
+      const v = r ? r[c.key] : null;
+      return v && v > 0 ? v : "NaN";
+    }).join(" ")}`);
+  }
+  const file = path.join(tmp, "ingest.dat");
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+  const script = [
+    "set terminal pngcairo noenhanced size 1000,700 font 'sans,11'",
+    `set output ${q(outPng)}`,
+    "set title 'Ingest rows/s by rows per add (write acknowledged, and until searchable with an index)'",
+    "set style data histograms",
+    "set style histogram clustered gap 1",
+    "set style fill solid 0.85 border -1",
+    "set boxwidth 0.9",
+    "set logscale y",
+    "set yrange [1:*]",
+    "set ylabel 'rows/s (log)'",
+    "set xlabel 'rows per add'",
+    "set grid ytics",
+    "set key below",
+    `plot for [i=2:${cols.length + 1}] ${q(file)} using i:xtic(1) title columnheader(i)`,
+  ].join("\n");
+  fs.writeFileSync(path.join(tmp, "ingest.gp"), script + "\n");
+  execFileSync("gnuplot", [path.join(tmp, "ingest.gp")], { stdio: ["ignore", "ignore", "inherit"] });
+  return true;
+}
+
+/** Writes both charts into `dir`; returns the files written. */
+export function writeCharts(results, dir) {
+  if (!hasGnuplot()) {
+    console.error("report: gnuplot not found (scripts/install-deps installs gnuplot-nox); charts skipped");
+    return [];
+  }
+  fs.mkdirSync(dir, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "strata-report-"));
+  const written = [];
+  try {
+    const rq = path.join(dir, "recall_qps.png");
+    if (plotRecallQps(results, rq, tmp)) written.push(rq);
+    const ing = path.join(dir, "ingest.png");
+    if (plotIngest(results, ing, tmp)) written.push(ing);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  return written;
+}
+
+/** Replaces the text between the markers of `docFile` with `body`; throws if a marker is missing. */
+export function replaceBetweenMarkers(docFile, body) {
+  const text = fs.readFileSync(docFile, "utf8");
+  const b = text.indexOf(BEGIN);
+  const e = text.indexOf(END);
+  if (b < 0 || e < 0 || e < b) throw new Error(`${docFile}: markers ${BEGIN} ... ${END} not found`);
+  const out = text.slice(0, b + BEGIN.length) + "\n" + body + text.slice(e);
+  fs.writeFileSync(docFile, out);
+}
+
+function parseArgs(argv) {
+  const opts = { results: null, docs: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--results") opts.results = argv[++i];
+    else if (a === "--docs") opts.docs = true;
+    else if (a === "--help" || a === "-h") opts.help = true;
+    else throw new Error(`report: unknown argument '${a}' (usage: --results FILE [--docs])`);
+  }
+  return opts;
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  if (opts.help || !opts.results) {
+    console.log("usage: node bench/compare/report.mjs --results DIR/results.json [--docs]");
+    process.exit(opts.help ? 0 : 2);
+  }
+  const results = JSON.parse(fs.readFileSync(opts.results, "utf8"));
+  const dir = path.dirname(path.resolve(opts.results));
+  const md = renderMarkdown(results, { pngPrefix: "" });
+  fs.writeFileSync(path.join(dir, "results.md"),
+    "# Strata vs LanceDB OSS: results\n\n" + md + "\n![recall vs QPS](recall_qps.png)\n\n![ingest](ingest.png)\n");
+  const written = [path.join(dir, "results.md"), ...writeCharts(results, dir)];
+  if (opts.docs) {
+    const doc = path.join(REPO, "docs/BENCHMARKS.md");
+    replaceBetweenMarkers(doc, md);
+    written.push(doc, ...writeCharts(results, path.join(REPO, "docs/bench")));
+  }
+  console.log(md);
+  console.error(`report: wrote ${written.join(", ")}`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(e.stack || String(e));
+    process.exit(1);
+  });
+}
