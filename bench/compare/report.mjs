@@ -65,8 +65,15 @@ function metaSection(meta = {}) {
     ["kernel", m.kernel ?? "–"],
     ["load average at start", Array.isArray(m.load_avg_start) ? m.load_avg_start.map((x) => fmt(x, 2)).join(" / ")
       : (m.load_avg_start ?? "–")],
+    ["load average at end", Array.isArray(m.load_avg_end) ? m.load_avg_end.map((x) => fmt(x, 2)).join(" / ") : "–"],
+    ["wall time of the run", meta.wall_seconds !== undefined ? `${fmt(meta.wall_seconds / 60, 1)} min` : "–"],
     ...Object.entries(v).map(([k, val]) => [k, val]),
   ]));
+  const hb = meta.hnswlib_build;
+  if (hb && hb.build_seconds !== undefined) {
+    lines.push("", `hnswlib reference build (in-process, M=${hb.m}, ef_construction=${hb.ef_construction}, ` +
+      `${fmt(hb.train)} rows): ${fmt(hb.build_seconds)} s, ${fmt(hb.build_rows_per_s)} rows/s.`);
+  }
   if (Object.keys(p).length) {
     lines.push("", "Parameters: " + Object.entries(p)
       .map(([k, val]) => `\`${k}\`=${typeof val === "object" ? JSON.stringify(val) : val}`).join(", "));
@@ -394,9 +401,10 @@ async function main() {
   const results = JSON.parse(fs.readFileSync(opts.results, "utf8"));
   const dir = path.dirname(path.resolve(opts.results));
   const md = renderMarkdown(results, { pngPrefix: "" });
-  fs.writeFileSync(path.join(dir, "results.md"),
-    "# Strata vs LanceDB OSS: results\n\n" + md + "\n![recall vs QPS](recall_qps.png)\n\n![ingest](ingest.png)\n");
-  const written = [path.join(dir, "results.md"), ...writeCharts(results, dir)];
+  const charts = writeCharts(results, dir);
+  const links = charts.map((f) => `![${path.basename(f, ".png")}](${path.basename(f)})`).join("\n\n");
+  fs.writeFileSync(path.join(dir, "results.md"), "# Strata vs LanceDB OSS: results\n\n" + md + "\n" + links + "\n");
+  const written = [path.join(dir, "results.md"), ...charts];
   if (opts.docs) {
     const doc = path.join(REPO, "docs/BENCHMARKS.md");
     replaceBetweenMarkers(doc, md);
