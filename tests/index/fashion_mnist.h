@@ -2,16 +2,20 @@
 // vectors of raw pixel values 0..255, 784 per image. IDX (LeCun's MNIST page): big-endian
 // magic 0x00000803 (two zero bytes, type 0x08 = unsigned byte, 3 dimensions), then the three
 // dimensions as big-endian uint32 (count, rows, cols), then count*rows*cols bytes.
+// ReadIdxUbyte also returns the raw bytes of any ubyte IDX file, e.g. the label files (magic
+// 0x00000801: one dimension, one uint8 class 0..9 per image).
 // Decompression runs `gzip -dc` through popen (zlib is not linked into the project).
 // Header-only so that tests and bench/ (which only link strata_core) can both include it.
 // Thread-safety: pure functions.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace strata::testing {
@@ -36,6 +40,14 @@ inline std::string FashionMnistTrainPath() {
 }
 inline std::string FashionMnistTestPath() {
   return FashionMnistDir() + "/t10k-images-idx3-ubyte.gz";
+}
+
+/// Paths of the training and test label files (IDX magic 0x00000801, one uint8 per image).
+inline std::string FashionMnistTrainLabelsPath() {
+  return FashionMnistDir() + "/train-labels-idx1-ubyte.gz";
+}
+inline std::string FashionMnistTestLabelsPath() {
+  return FashionMnistDir() + "/t10k-labels-idx1-ubyte.gz";
 }
 
 /// True when both image files exist.
@@ -85,6 +97,71 @@ inline bool ReadIdxImages(const std::string& path, int64_t max_images, IdxImages
     }
   }
   // Drain the rest so gzip does not die of SIGPIPE noise, then reap it.
+  char sink[1 << 16];
+  while (std::fread(sink, 1, sizeof(sink), f) > 0) {
+  }
+  ::pclose(f);
+  return ok;
+}
+
+/// Raw bytes of a gzip'd IDX file of unsigned bytes: `count` items of `item_size` bytes each
+/// (item_size = product of the dimensions after the first; 1 for a label file), row-major.
+struct IdxBytes {
+  int64_t count = 0;
+  int64_t item_size = 0;
+  std::vector<uint8_t> bytes;
+  const uint8_t* row(int64_t i) const { return bytes.data() + i * item_size; }
+};
+
+/// Reads the first `max_items` items (all when < 0) of the gzip'd IDX file at `path`, whose
+/// magic must be 0x0000080N (type 0x08 = unsigned byte) with N = `dims` dimensions (3 for
+/// images, 1 for labels). Returns false with `*error` set on a missing file, a short read or a
+/// bad header.
+inline bool ReadIdxUbyte(const std::string& path, int dims, int64_t max_items, IdxBytes* out,
+                         std::string* error) {
+  if (path.find('\'') != std::string::npos) {
+    *error = "path holds a quote: " + path;
+    return false;
+  }
+  if (dims < 1 || dims > 4) {
+    *error = "IDX dimensions must be in [1, 4], got " + std::to_string(dims);
+    return false;
+  }
+  const std::string cmd = "gzip -dc '" + path + "' 2>/dev/null";
+  FILE* f = ::popen(cmd.c_str(), "r");
+  if (f == nullptr) {
+    *error = "cannot run " + cmd;
+    return false;
+  }
+  auto be32 = [](const unsigned char* p) {
+    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
+  };
+  unsigned char header[4 + 4 * 4];
+  const size_t header_size = 4 + 4 * static_cast<size_t>(dims);
+  bool ok = std::fread(header, 1, header_size, f) == header_size;
+  const uint32_t magic = 0x00000800u | static_cast<uint32_t>(dims);
+  if (!ok) {
+    *error = path + ": short IDX header (missing file or not gzip)";
+  } else if (be32(header) != magic) {
+    ok = false;
+    *error = path + ": IDX magic is not 0x0000080" + std::to_string(dims) + " (ubyte, " +
+             std::to_string(dims) + " dimension(s))";
+  }
+  if (ok) {
+    const int64_t total = be32(header + 4);
+    int64_t item_size = 1;
+    for (int d = 1; d < dims; ++d) item_size *= be32(header + 4 + 4 * d);
+    const int64_t n = max_items < 0 ? total : std::min(total, max_items);
+    std::vector<uint8_t> bytes(static_cast<size_t>(n * item_size));
+    if (std::fread(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
+      ok = false;
+      *error = path + ": short IDX data";
+    } else {
+      out->count = n;
+      out->item_size = item_size;
+      out->bytes = std::move(bytes);
+    }
+  }
   char sink[1 << 16];
   while (std::fread(sink, 1, sizeof(sink), f) > 0) {
   }
