@@ -22,7 +22,8 @@
 //  9. Shows mem_wal/describe/ (generations, SSTables, in-memory index set).
 // 10. Restarts the server gracefully and checks every acknowledged row is still there.
 // Ends with a summary table. Exits 1 if any check fails (recall@10 < 0.9, a count mismatch, a
-// change not visible in the next query, a filtered row with the wrong label), 2 on bad flags.
+// change not visible in the next query, a filtered row with the wrong label), 2 on bad flags or
+// missing inputs (binary, dataset, ground-truth tool).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -311,6 +312,10 @@ async function main() {
     console.log(`  recall@10 = ${summary.fRecall.toFixed(4)} against the exact top-10 among the ` +
       `${fmt(train.labels.filter((l) => l === FILTER_LABEL).length)} training images with label ${FILTER_LABEL}; ` +
       `${fmt(summary.fQps)} queries/s`);
+    const plan = await fashion.search(queryVector(test, 0)).distanceType("l2").where(`label = ${FILTER_LABEL}`)
+      .limit(K).explainPlan();
+    console.log(`  explainPlan() of one filtered query (one line per tier):`);
+    for (const l of plan.trimEnd().split("\n")) console.log(`    ${l}`);
     check(`filtered recall@10 >= ${MIN_RECALL}`, summary.fRecall >= MIN_RECALL, summary.fRecall.toFixed(4));
     check(`every returned row has label ${FILTER_LABEL}`, wrongLabel === 0, `${wrongLabel} wrong`);
     check("every filtered answer has 10 rows", fShort === 0, `${fShort} short`);
@@ -447,7 +452,7 @@ async function main() {
         const wall = performance.now() - t0;
         const s = r.shards[0];
         flushes.push({ i: i + 1, wall, elapsed: r.elapsed_ms, sealed: s.sealed_generation, waited: s.waited_generation,
-          current: s.current_generation, during: writerRows - rowsBefore });
+          current: s.current_generation, before: rowsBefore });
         mark = performance.now();
       }
     } finally {
@@ -457,8 +462,8 @@ async function main() {
     const writerMs = performance.now() - tw;
     fashionRows += writerRows;
     console.log(formatTable(["flush", "latency", "server elapsed_ms", "sealed gen", "waited gen", "current gen",
-      "rows written meanwhile"],
-    flushes.map((f) => [f.i, ms(f.wall), fmt(f.elapsed), f.sealed ?? "-", f.waited ?? "-", f.current, fmt(f.during)])));
+      "writer rows acked before it"],
+    flushes.map((f) => [f.i, ms(f.wall), fmt(f.elapsed), f.sealed ?? "-", f.waited ?? "-", f.current, fmt(f.before)])));
     summary.flushP50 = percentile(flushes.map((f) => f.wall), 50);
     summary.flushMax = Math.max(...flushes.map((f) => f.wall));
     summary.writerRate = writerRows / (writerMs / 1000);
