@@ -1,0 +1,335 @@
+#!/usr/bin/env node
+// `make bench-compare`: Strata (remote mode, `strata serve`) against LanceDB OSS local
+// (@lancedb/lancedb 0.31.0, `connect(dir)`) on the same machine, data and client API, in one run
+// (issue 7). Workloads, in order: ingest, vector (recall-QPS sweep, plus the in-process hnswlib
+// reference `<buildDir>/hnswlib_sweep`), freshness, fts (WordNet; fts.mjs), flush.
+// Writes DIR/results.json (layout: notes/issue7/plan.md), prints the tables with Strata/LanceDB
+// ratios, then runs report.mjs (markdown + charts) unless --no-report.
+//
+// Usage: node bench/compare/main.mjs --strata build/release/strata [--train 60000]
+//          [--queries 1000] [--quick] [--only ingest,vector,freshness,fts,flush] [--out DIR]
+//          [--no-report] [--docs] [--single-rows N] [--flush-rate R] [--keep]
+//   --strata      the strata binary; its directory is the build dir holding knn_ground_truth
+//                 (exact ground truth, required for recall) and hnswlib_sweep (optional)
+//   --train N     training rows loaded (default 60000, at most 60000)
+//   --queries Q   test queries per sweep point (default 1000, at most 10000)
+//   --quick       smaller sweeps and fewer freshness writes / flush calls (for the smoke test)
+//   --out DIR     results directory (default build/bench-compare); ground truth is cached there
+//   --docs        passed to report.mjs (writes docs/BENCHMARKS.md and docs/bench/*.png)
+//   --single-rows N  rows written one per request in the batch-1 ingest (default 2000; quick 200)
+//   --flush-rate R   the flush workload's writer target, rows/s (default 2000, same for both)
+//   --keep        keep the temporary data directories (printed) instead of removing them
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { execFileSync, spawnSync } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { REPO, loadClients, loadFashionMnist, groundTruth } from "../../scripts/lib/datasets.mjs";
+import { openStrata, openLance } from "./systems.mjs";
+
+// LanceDB's Rust logger: keep its per-query deprecation warnings (a select() without
+// `_distance`) out of the progress output.
+process.env.LANCEDB_LOG ??= "error";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const WORKLOADS = ["ingest", "vector", "freshness", "fts", "flush"];
+
+function usage(msg) {
+  if (msg) console.error(`error: ${msg}`);
+  console.error("usage: node bench/compare/main.mjs --strata PATH [--train N] [--queries Q] [--quick] " +
+    "[--only ingest,vector,freshness,fts,flush] [--out DIR] [--no-report] [--docs] [--single-rows N] [--flush-rate ROWS_PER_S] [--keep]");
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = {
+    strataBin: path.join(REPO, "build/release/strata"),
+    train: 60000,
+    queries: 1000,
+    quick: false,
+    only: WORKLOADS,
+    out: path.join(REPO, "build/bench-compare"),
+    report: true,
+    docs: false,
+    keep: false,
+    clients: [1, 8],
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => (i + 1 < argv.length ? argv[++i] : usage(`${a} needs a value`));
+    const int = (v, lo, hi) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < lo || n > hi) usage(`${a} must be an integer in [${lo}, ${hi}], got ${v}`);
+      return n;
+    };
+    if (a === "--strata") o.strataBin = val();
+    else if (a === "--train") o.train = int(val(), 100, 60000);
+    else if (a === "--queries") o.queries = int(val(), 1, 10000);
+    else if (a === "--quick") o.quick = true;
+    else if (a === "--only") {
+      o.only = val().split(",").filter(Boolean);
+      for (const w of o.only) if (!WORKLOADS.includes(w)) usage(`--only: unknown workload ${w} (${WORKLOADS.join(",")})`);
+    } else if (a === "--out") o.out = val();
+    else if (a === "--no-report") o.report = false;
+    else if (a === "--docs") o.docs = true;
+    else if (a === "--keep") o.keep = true;
+    else if (a === "--single-rows") o.singleRows = int(val(), 1, 60000);
+    else if (a === "--flush-rate") o.flushRate = int(val(), 100, 1000000);
+    else if (a === "-h" || a === "--help") usage();
+    else usage(`unknown argument ${a}`);
+  }
+  o.strataBin = path.resolve(o.strataBin);
+  if (!fs.existsSync(o.strataBin)) usage(`strata binary not found: ${o.strataBin}`);
+  o.buildDir = path.dirname(o.strataBin);
+  o.out = path.resolve(o.out);
+  return o;
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpu_model: cpus[0]?.model ?? "unknown",
+    mem_gib: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    kernel: `${os.type()} ${os.release()}`,
+    load_avg_start: os.loadavg().map((x) => Math.round(x * 100) / 100),
+  };
+}
+
+function pkgVersion(name) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(REPO, "tests/e2e/node_modules", name, "package.json"), "utf8")).version;
+  } catch {
+    return "unknown";
+  }
+}
+
+function strataVersion() {
+  try {
+    return execFileSync("git", ["-C", REPO, "describe", "--always", "--dirty", "--tags"], { encoding: "utf8" }).trim();
+  } catch {
+    return "unknown";
+  }
+}
+
+// ------------------------------------------------------------------ printing
+const fmt = (x, d = 0) => (typeof x === "number" && Number.isFinite(x) ? x.toFixed(d) : "-");
+
+function table(title, head, rows) {
+  const w = head.map((h, i) => Math.max(String(h).length, ...rows.map((r) => String(r[i]).length)));
+  const line = (r) => r.map((c, i) => String(c).padStart(w[i])).join("  ");
+  console.log(`\n${title}\n${line(head)}\n${w.map((n) => "-".repeat(n)).join("  ")}`);
+  for (const r of rows) console.log(line(r));
+}
+
+/** Best queries/s among a system's points with recall@10 >= r at `clients`. */
+export function bestQpsAtRecall(vector, system, clients, r, index = null) {
+  let best = null;
+  for (const e of vector) {
+    if (e.system !== system || e.clients !== clients || e.recall_at_10 < r) continue;
+    if (index && e.index !== index) continue;
+    if (!best || e.qps > best.qps) best = e;
+  }
+  return best;
+}
+
+function printTables(res) {
+  if (res.ingest?.length) {
+    const rows = res.ingest.map((e) => [e.system, e.index, e.batch, e.rows, fmt(e.write_seconds, 2),
+      fmt(e.index_seconds, 2), fmt(e.searchable_seconds, 2), fmt(e.rows_per_s), fmt(e.searchable_rows_per_s)]);
+    table("ingest", ["system", "index", "batch", "rows", "write s", "index s", "searchable s", "rows/s", "searchable rows/s"], rows);
+    const ratios = [];
+    for (const b of [...new Set(res.ingest.map((e) => e.batch))]) {
+      const s = res.ingest.find((e) => e.system === "strata" && e.batch === b);
+      for (const l of res.ingest.filter((e) => e.system === "lancedb" && e.batch === b)) {
+        if (s) ratios.push([b, l.index, fmt(s.rows_per_s / l.rows_per_s, 2), fmt(s.searchable_rows_per_s / l.searchable_rows_per_s, 2)]);
+      }
+    }
+    table("ingest ratios Strata/LanceDB (>1: Strata faster)", ["batch", "vs LanceDB index", "rows/s", "searchable rows/s"], ratios);
+  }
+  if (res.vector?.length) {
+    table("vector search (k=10)", ["system", "index", "params", "clients", "recall@10", "q/s", "p50 ms", "p99 ms"],
+      res.vector.map((e) => [e.system, e.index, e.label, e.clients, fmt(e.recall_at_10, 4), fmt(e.qps), fmt(e.p50_ms, 2), fmt(e.p99_ms, 2)]));
+    const rows = [];
+    for (const c of [...new Set(res.vector.map((e) => e.clients))]) {
+      for (const r of [0.8, 0.9, 0.95, 0.99]) {
+        const s = bestQpsAtRecall(res.vector, "strata", c, r);
+        const l = bestQpsAtRecall(res.vector, "lancedb", c, r);
+        const h = bestQpsAtRecall(res.vector, "hnswlib", c, r);
+        rows.push([c, r, s ? `${fmt(s.qps)} (${s.label})` : "-", l ? `${fmt(l.qps)} (${l.index} ${l.label})` : "-",
+          h ? `${fmt(h.qps)} (${h.label})` : "-", s && l ? fmt(s.qps / l.qps, 2) : "-"]);
+      }
+    }
+    table("best q/s at recall@10 >= r", ["clients", "r", "strata", "lancedb", "hnswlib", "strata/lancedb"], rows);
+  }
+  if (res.freshness?.length) {
+    table("freshness: write ack -> visible to a vector search on a second connection",
+      ["system", "writes", "p50 ms", "p99 ms", "max ms", "mean ms", "searches/write", "not visible"],
+      res.freshness.map((e) => [e.system, e.writes, fmt(e.p50_ms, 2), fmt(e.p99_ms, 2), fmt(e.max_ms, 2), fmt(e.mean_ms, 2),
+        fmt(e.polls_mean, 2), e.not_visible ?? 0]));
+    const s = res.freshness.find((e) => e.system === "strata");
+    const l = res.freshness.find((e) => e.system === "lancedb");
+    if (s && l) console.log(`freshness ratio Strata/LanceDB (<1: Strata fresher): p50 ${fmt(s.p50_ms / l.p50_ms, 2)}, p99 ${fmt(s.p99_ms / l.p99_ms, 2)}`);
+  }
+  if (res.fts) {
+    const f = res.fts;
+    if (f.build) table("fts build", ["system", "load s", "index s"], f.build.map((e) => [e.system, fmt(e.load_seconds, 2), fmt(e.index_seconds, 2)]));
+    if (f.runs) table("fts queries", ["system", "clients", "q/s", "p50 ms", "p99 ms"], f.runs.map((e) => [e.system, e.clients, fmt(e.qps), fmt(e.p50_ms, 2), fmt(e.p99_ms, 2)]));
+    if (f.agreement) console.log(`fts top-10 agreement: mean overlap ${f.agreement.mean_top10_overlap}, identical ${f.agreement.identical_top10_fraction}`);
+  }
+  if (res.flush?.length) {
+    table("flush (Strata flush/) vs optimize() (LanceDB) under a 1,000-row-batch writer",
+      ["system", "op", "calls", "p50 ms", "p99 ms", "max ms", "writer rows/s", "writer errors"],
+      res.flush.map((e) => [e.system, e.op, e.calls, fmt(e.p50_ms, 1), fmt(e.p99_ms, 1), fmt(e.max_ms, 1), fmt(e.writer_rows_per_s), e.writer_errors]));
+    const s = res.flush.find((e) => e.system === "strata");
+    const l = res.flush.find((e) => e.system === "lancedb");
+    if (s && l) console.log(`flush ratio Strata/LanceDB: p50 latency ${fmt(s.p50_ms / l.p50_ms, 3)}, writer rows/s ${fmt(s.writer_rows_per_s / l.writer_rows_per_s, 2)}`);
+  }
+}
+
+// ------------------------------------------------------------------ main
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const t0 = performance.now();
+  const log = (msg) => {
+    const s = Math.floor((performance.now() - t0) / 1000);
+    console.log(`[${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}] ${msg}`);
+  };
+  fs.mkdirSync(opts.out, { recursive: true });
+  opts.workDir = fs.mkdtempSync(path.join(os.tmpdir(), "strata-bench-compare-"));
+  const opened = [];
+  let cleaned = false;
+  const cleanupSync = () => {
+    if (!cleaned && !opts.keep) fs.rmSync(opts.workDir, { recursive: true, force: true });
+  };
+  process.on("exit", cleanupSync); // server.mjs SIGKILLs the servers on exit / signals
+  const cleanup = async () => {
+    for (const s of opened.reverse()) {
+      try {
+        await s.close();
+      } catch (e) {
+        log(`cleanup ${s.system}: ${e.message}`);
+      }
+    }
+    cleanupSync();
+    cleaned = true;
+    if (opts.keep) log(`kept ${opts.workDir}`);
+  };
+
+  const meta = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    versions: {
+      strata: strataVersion(),
+      lancedb: pkgVersion("@lancedb/lancedb"),
+      apache_arrow: pkgVersion("apache-arrow"),
+      node: process.version,
+      hnswlib: "0.6.2",
+    },
+    params: {
+      train: opts.train,
+      queries: opts.queries,
+      quick: opts.quick,
+      clients: opts.clients,
+      k: 10,
+      workloads: opts.only,
+      flush_writer_rows_per_s_target: opts.flushRate ?? 2000,
+      strata_index: "Index.hnswSq({m: 16, efConstruction: 100}) before any row (HNSW maintained while writing)",
+      lancedb_indexes: "Index.hnswSq() and Index.ivfPq() with the client's defaults, after loading",
+    },
+  };
+  log(`bench-compare: train ${opts.train}, queries ${opts.queries}${opts.quick ? ", quick" : ""}, ` +
+    `workloads ${opts.only.join(",")}; load ${meta.machine.load_avg_start.join(" ")} on ${meta.machine.cpus} cpus`);
+  log(`work dir ${opts.workDir}, results in ${opts.out}`);
+
+  const { lancedb, arrow } = loadClients();
+  const ctx = {
+    opts,
+    lancedb,
+    arrow,
+    fashion: loadFashionMnist(),
+    gt: null,
+    gtFile: null,
+    state: {},
+    log,
+    async openStrata(name, extraArgs = []) {
+      const s = await openStrata({ strataBin: opts.strataBin, dataDir: path.join(opts.workDir, name), extraArgs });
+      opened.push(s);
+      return s;
+    },
+    async openLance(name) {
+      const s = await openLance({ dir: path.join(opts.workDir, name) });
+      opened.push(s);
+      return s;
+    },
+  };
+  const results = { meta, ingest: [], vector: [], freshness: [], fts: null, flush: [] };
+
+  try {
+    const needGt = opts.only.includes("vector");
+    if (needGt) {
+      const tool = path.join(opts.buildDir, "knn_ground_truth");
+      ctx.gtFile = path.join(opts.out, `fmnist-gt-${opts.train}-${opts.queries}-10-all.json`);
+      if (!fs.existsSync(ctx.gtFile) && !fs.existsSync(tool)) {
+        throw new Error(`exact ground truth needs ${tool} (build it: cmake --build ${opts.buildDir} --target knn_ground_truth)`);
+      }
+      log(`ground truth (${opts.train} x ${opts.queries}, k=10) ${fs.existsSync(ctx.gtFile) ? "from cache" : "computing"}: ${ctx.gtFile}`);
+      ctx.gt = groundTruth({ tool, cacheDir: opts.out, train: opts.train, queries: opts.queries, k: 10 });
+    }
+    if (opts.only.includes("ingest")) {
+      const { run } = await import("./ingest.mjs");
+      results.ingest = await run(ctx);
+    }
+    if (opts.only.includes("vector")) {
+      const { run } = await import("./vector_sweep.mjs");
+      const v = await run(ctx);
+      results.vector = v.vector;
+      if (v.hnswlib) results.meta.hnswlib_build = v.hnswlib;
+    }
+    if (opts.only.includes("freshness")) {
+      const { run } = await import("./freshness.mjs");
+      results.freshness = await run(ctx);
+    }
+    if (opts.only.includes("fts")) {
+      const ftsPath = path.join(HERE, "fts.mjs");
+      if (fs.existsSync(ftsPath)) {
+        const { run } = await import(pathToFileURL(ftsPath).href);
+        results.fts = await run(ctx);
+      } else {
+        log(`WARNING: ${ftsPath} not found; skipping fts`);
+      }
+    }
+    if (opts.only.includes("flush")) {
+      const { run } = await import("./flush.mjs");
+      results.flush = await run(ctx);
+    }
+  } finally {
+    await cleanup();
+  }
+
+  results.meta.wall_seconds = (performance.now() - t0) / 1000;
+  results.meta.machine.load_avg_end = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  const file = path.join(opts.out, "results.json");
+  fs.writeFileSync(file, JSON.stringify(results, null, 1) + "\n");
+  printTables(results);
+  log(`wrote ${file} (wall ${results.meta.wall_seconds.toFixed(0)} s, load ${results.meta.machine.load_avg_end.join(" ")})`);
+
+  if (opts.report) {
+    const report = path.join(HERE, "report.mjs");
+    if (!fs.existsSync(report)) {
+      log(`WARNING: ${report} not found; no report`);
+    } else {
+      const args = [report, "--results", file];
+      if (opts.docs) args.push("--docs");
+      const r = spawnSync(process.execPath, args, { stdio: "inherit" });
+      if (r.status !== 0) throw new Error(`report.mjs failed (status ${r.status})`);
+    }
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(`bench-compare failed: ${e.stack || e.message}`);
+    process.exit(1);
+  });
+}
