@@ -11,6 +11,7 @@
 //          [--no-report] [--docs] [--single-rows N] [--flush-rate R] [--keep]
 //   --strata      the strata binary; its directory is the build dir holding knn_ground_truth
 //                 (exact ground truth, required for recall) and hnswlib_sweep (optional)
+//   --tools DIR   where knn_ground_truth and hnswlib_sweep are (default: the strata binary's dir)
 //   --train N     training rows loaded (default 60000, at most 60000)
 //   --queries Q   test queries per sweep point (default 1000, at most 10000)
 //   --quick       smaller sweeps and fewer freshness writes / flush calls (for the smoke test)
@@ -37,7 +38,7 @@ const WORKLOADS = ["ingest", "vector", "freshness", "fts", "flush"];
 function usage(msg) {
   if (msg) console.error(`error: ${msg}`);
   console.error("usage: node bench/compare/main.mjs --strata PATH [--train N] [--queries Q] [--quick] " +
-    "[--only ingest,vector,freshness,fts,flush] [--out DIR] [--no-report] [--docs] [--single-rows N] [--flush-rate ROWS_PER_S] [--keep]");
+    "[--only ingest,vector,freshness,fts,flush] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--keep]");
   process.exit(2);
 }
 
@@ -66,6 +67,7 @@ function parseArgs(argv) {
     else if (a === "--train") o.train = int(val(), 100, 60000);
     else if (a === "--queries") o.queries = int(val(), 1, 10000);
     else if (a === "--quick") o.quick = true;
+    else if (a === "--tools") o.buildDir = val();
     else if (a === "--only") {
       o.only = val().split(",").filter(Boolean);
       for (const w of o.only) if (!WORKLOADS.includes(w)) usage(`--only: unknown workload ${w} (${WORKLOADS.join(",")})`);
@@ -80,7 +82,7 @@ function parseArgs(argv) {
   }
   o.strataBin = path.resolve(o.strataBin);
   if (!fs.existsSync(o.strataBin)) usage(`strata binary not found: ${o.strataBin}`);
-  o.buildDir = path.dirname(o.strataBin);
+  o.buildDir = path.resolve(o.buildDir ?? path.dirname(o.strataBin));
   o.out = path.resolve(o.out);
   return o;
 }

@@ -1,0 +1,94 @@
+// Smoke test of `make bench-compare` (issue 7, Tests): a small comparison (5,000 Fashion-MNIST
+// training vectors, 100 test queries, --quick) of Strata against LanceDB OSS local through
+// bench/compare/main.mjs as a child process, then checks results.json: both systems ran the
+// ingest and vector workloads, every recorded figure is a finite positive number, and Strata's
+// indexed search at its default ef with 1 client reaches recall@10 >= 0.9 against exact ground
+// truth. Timings are reported, never asserted.
+//
+// Env: STRATA_BIN = the strata binary; the exact ground truth comes from
+// dirname(STRATA_BIN)/knn_ground_truth (built by the same build as strata).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { REPO_ROOT, strataBin } from "./lib/server.mjs";
+
+const TRAIN = 5000;
+const QUERIES = 100;
+
+function run(cmd, args, timeoutMs) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out });
+    });
+  });
+}
+
+// Every number in `section` (recursively) except the ones that may legitimately be 0 or absent.
+function checkFigures(where, obj, zeroOk) {
+  for (const [k, v] of Object.entries(obj)) {
+    if (typeof v === "number") {
+      assert.ok(Number.isFinite(v), `${where}.${k} = ${v} is not finite`);
+      if (zeroOk.has(k)) assert.ok(v >= 0, `${where}.${k} = ${v} is negative`);
+      else assert.ok(v > 0, `${where}.${k} = ${v} is not positive`);
+    } else if (v && typeof v === "object") {
+      checkFigures(`${where}.${k}`, v, zeroOk);
+    }
+  }
+}
+
+test("bench-compare --quick: both systems ingest and search; Strata recall@10 >= 0.9", { timeout: 10 * 60 * 1000 }, async (t) => {
+  const bin = strataBin();
+  const gtTool = path.join(path.dirname(bin), "knn_ground_truth");
+  assert.ok(fs.existsSync(gtTool),
+    `exact ground truth tool missing: ${gtTool} (build the knn_ground_truth target next to ${bin})`);
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), "bench-compare-smoke-"));
+  t.after(() => fs.rmSync(out, { recursive: true, force: true }));
+
+  const t0 = performance.now();
+  const r = await run(process.execPath, [path.join(REPO_ROOT, "bench/compare/main.mjs"), "--strata", bin,
+    "--quick", "--train", String(TRAIN), "--queries", String(QUERIES), "--no-report", "--out", out], 9 * 60 * 1000);
+  const seconds = (performance.now() - t0) / 1000;
+  const tail = r.out.length > 6000 ? "..." + r.out.slice(-6000) : r.out;
+  assert.equal(r.code, 0, `main.mjs exited with ${r.code} (signal ${r.signal}):\n${tail}`);
+  t.diagnostic(`bench-compare --quick took ${seconds.toFixed(1)} s`);
+
+  const res = JSON.parse(fs.readFileSync(path.join(out, "results.json"), "utf8"));
+  assert.equal(res.meta.params.train, TRAIN);
+  assert.equal(res.meta.params.queries, QUERIES);
+
+  for (const system of ["strata", "lancedb"]) {
+    const ing = res.ingest.filter((e) => e.system === system);
+    assert.deepEqual([...new Set(ing.map((e) => e.batch))].sort((a, b) => a - b), [1, 100, 1000], `${system} ingest batches`);
+    for (const e of ing) assert.ok(e.rows > 0 && e.rows <= TRAIN, `${system} batch ${e.batch}: rows ${e.rows}`);
+    const vec = res.vector.filter((e) => e.system === system);
+    assert.ok(vec.length >= 2, `${system}: ${vec.length} vector points`);
+    assert.deepEqual([...new Set(vec.map((e) => e.clients))].sort((a, b) => a - b), [1, 8], `${system} client counts`);
+    for (const e of vec) assert.equal(e.queries, QUERIES);
+  }
+  // index_seconds (Strata's waitForIndex: ~0 when the index is maintained) and counters may be 0.
+  const zeroOk = new Set(["index_seconds", "writer_errors", "not_visible", "load_avg_start", "load_avg_end",
+    "mean_top10_overlap", "identical_top10_fraction"]);
+  for (const section of ["ingest", "vector", "freshness", "flush"]) {
+    for (const [i, e] of (res[section] ?? []).entries()) checkFigures(`${section}[${i}]`, e, zeroOk);
+  }
+  if (res.fts) {
+    for (const part of ["build", "runs"]) for (const [i, e] of (res.fts[part] ?? []).entries()) checkFigures(`fts.${part}[${i}]`, e, zeroOk);
+  }
+
+  const strataDefault = res.vector.find((e) => e.system === "strata" && e.clients === 1 && e.label === "default");
+  assert.ok(strataDefault, "no Strata default-ef point with 1 client");
+  assert.ok(strataDefault.recall_at_10 >= 0.9, `Strata recall@10 at default ef: ${strataDefault.recall_at_10}`);
+  for (const e of res.vector) {
+    assert.ok(e.recall_at_10 <= 1, `${e.system} ${e.label}: recall ${e.recall_at_10} > 1`);
+  }
+  t.diagnostic(`strata default ef: recall@10 ${strataDefault.recall_at_10}, ${strataDefault.qps.toFixed(0)} q/s`);
+});
