@@ -19,6 +19,7 @@
 //   --docs        passed to report.mjs (writes docs/BENCHMARKS.md and docs/bench/*.png)
 //   --single-rows N  rows written one per request in the batch-1 ingest (default 2000; quick 200)
 //   --flush-rate R   the flush workload's writer target, rows/s (default 2000, same for both)
+//   --flush-budget S no new flush/optimize call after S seconds of the phase (default 300)
 //   --keep        keep the temporary data directories (printed) instead of removing them
 import fs from "node:fs";
 import os from "node:os";
@@ -38,7 +39,7 @@ const WORKLOADS = ["ingest", "vector", "freshness", "fts", "flush"];
 function usage(msg) {
   if (msg) console.error(`error: ${msg}`);
   console.error("usage: node bench/compare/main.mjs --strata PATH [--train N] [--queries Q] [--quick] " +
-    "[--only ingest,vector,freshness,fts,flush] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--keep]");
+    "[--only ingest,vector,freshness,fts,flush] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep]");
   process.exit(2);
 }
 
@@ -77,6 +78,7 @@ function parseArgs(argv) {
     else if (a === "--keep") o.keep = true;
     else if (a === "--single-rows") o.singleRows = int(val(), 1, 60000);
     else if (a === "--flush-rate") o.flushRate = int(val(), 100, 1000000);
+    else if (a === "--flush-budget") o.flushBudgetSeconds = int(val(), 1, 86400);
     else if (a === "-h" || a === "--help") usage();
     else usage(`unknown argument ${a}`);
   }
@@ -236,6 +238,7 @@ async function main() {
       k: 10,
       workloads: opts.only,
       flush_writer_rows_per_s_target: opts.flushRate ?? 2000,
+      flush_budget_seconds: opts.flushBudgetSeconds ?? 300,
       strata_index: "Index.hnswSq({m: 16, efConstruction: 100}) before any row (HNSW maintained while writing)",
       lancedb_indexes: "Index.hnswSq() and Index.ivfPq() with the client's defaults, after loading",
     },
