@@ -310,6 +310,29 @@ Result<query::FtsSearchOptions> GetFullTextQuery(const json& f) {
   return o;
 }
 
+// LanceDB accepts the column a query appends in its own projection (`select(["id",
+// "_distance"])`, `select(["id", "_score"])`; the 0.31 client warns when an FTS query leaves
+// `_score` out): a plain, unaliased reference to it is dropped, since the column is appended
+// anyway. A projection of nothing but appended columns is refused (an empty list means "all").
+Status DropAppendedRefs(std::vector<query::ColumnRef>* columns,
+                        std::initializer_list<const char*> appended) {
+  if (columns->empty()) return Status::OK();
+  std::vector<query::ColumnRef> kept;
+  for (query::ColumnRef& c : *columns) {
+    bool drop = false;
+    for (const char* name : appended) {
+      if (name != nullptr && c.name == name && (c.alias.empty() || c.alias == name)) drop = true;
+    }
+    if (!drop) kept.push_back(std::move(c));
+  }
+  if (kept.empty()) {
+    return Status::Invalid(
+        "columns: name at least one table column besides the columns the query appends");
+  }
+  *columns = std::move(kept);
+  return Status::OK();
+}
+
 // An output column may not take the name of a column the query appends (`_distance` for vector
 // search, `_score` for full-text search, `_rowid` with with_row_id): the answer would hold two
 // columns of that name.
@@ -367,6 +390,8 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
     if (k && *k < 1) {
       return Status::Invalid("k must be >= 1 for a full-text search, got " + std::to_string(*k));
     }
+    STRATA_RETURN_IF_ERROR(DropAppendedRefs(
+        &columns, {query::kScoreColumn, with_row_id ? query::kRowIdColumn : nullptr}));
     STRATA_RETURN_IF_ERROR(CheckReservedNames(
         columns, {query::kScoreColumn, with_row_id ? query::kRowIdColumn : nullptr}));
     if (k) fts.k = *k;
@@ -397,6 +422,8 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   if (k && *k < 1) {
     return Status::Invalid("k must be >= 1 for a vector search, got " + std::to_string(*k));
   }
+  STRATA_RETURN_IF_ERROR(DropAppendedRefs(
+      &columns, {query::kDistanceColumn, with_row_id ? query::kRowIdColumn : nullptr}));
   STRATA_RETURN_IF_ERROR(CheckReservedNames(
       columns, {query::kDistanceColumn, with_row_id ? query::kRowIdColumn : nullptr}));
   query::VectorSearchOptions vs;

@@ -165,6 +165,33 @@ TEST(QueryRequestTest, LegacyFullTextQuery) {
   EXPECT_EQ(std::get<query::FtsSearchOptions>(all->plan).k, 10);
 }
 
+// The LanceDB client's select(["id", "_distance"]) / select(["id", "_score"]) (LanceDB OSS
+// accepts both): the appended column is dropped from the projection, not refused.
+TEST(QueryRequestTest, SelectingTheAppendedColumnIsAccepted) {
+  auto vs = ParseQueryRequest(R"({"k":2,"vector":[1,0],"columns":["id","_distance"]})");
+  ASSERT_TRUE(vs.ok()) << vs.status().ToString();
+  const auto& v = std::get<query::VectorSearchOptions>(vs->plan);
+  ASSERT_EQ(v.columns.size(), 1u);
+  EXPECT_EQ(v.columns[0].name, "id");
+
+  auto fts =
+      ParseQueryRequest(R"({"k":3,"vector":[],"columns":{"synset":"synset","_score":"_score"},)"
+                        R"("full_text_query":{"columns":[],"query":"x"}})");
+  ASSERT_TRUE(fts.ok()) << fts.status().ToString();
+  const auto& f = std::get<query::FtsSearchOptions>(fts->plan);
+  ASSERT_EQ(f.columns_out.size(), 1u);
+  EXPECT_EQ(f.columns_out[0].name, "synset");
+
+  // Nothing but the appended column: an empty list would mean "every column", so refuse.
+  auto only = ParseQueryRequest(R"({"k":2,"vector":[1,0],"columns":["_distance"]})");
+  ASSERT_FALSE(only.ok());
+  EXPECT_NE(only.status().message().find("besides the columns the query appends"),
+            std::string::npos);
+  // An alias onto the appended name still clashes.
+  auto alias = ParseQueryRequest(R"({"k":2,"vector":[1,0],"columns":{"_distance":"id"}})");
+  EXPECT_FALSE(alias.ok());
+}
+
 TEST(QueryRequestTest, StructuredFullTextQueries) {
   auto m = ParseQueryRequest(
       R"({"k":5,"offset":2,"vector":[],"full_text_query":{"query":{"match":{"terms":"big cat",)"
