@@ -164,8 +164,13 @@ Result<QueryResult> FtsSearch(const table::TableSnapshot& snapshot,
       for (size_t s = 0; s < shard.sources.size(); ++s) {
         if (indexes[s] == nullptr) continue;
         const shard::SourceView& source = shard.sources[s];
-        stats.Merge(indexes[s]->Stats(
-            terms, [&source](int64_t position) { return source.IsLive(position); }));
+        // Every row below the watermark live (nothing overwritten or deleted): count by
+        // position alone instead of a bitmap lookup per indexed document.
+        stats.Merge(source.live_rows == source.num_rows
+                        ? indexes[s]->StatsBelow(terms, source.num_rows)
+                        : indexes[s]->Stats(terms, [&source](int64_t position) {
+                            return source.IsLive(position);
+                          }));
       }
       for (size_t s = 0; s < shard.sources.size(); ++s) {
         const shard::SourceView& source = shard.sources[s];

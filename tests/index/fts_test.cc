@@ -172,6 +172,21 @@ TEST(FtsIndexTest, StatsWithLiveFilter) {
   EXPECT_EQ(Sorted(Positions(*r)), (std::vector<int64_t>{101, 103}));
 }
 
+// StatsBelow (the all-live fast path) equals Stats with a "position < end" liveness test.
+TEST(FtsIndexTest, StatsBelowMatchesStatsWithPositionFilter) {
+  auto idx = Build(kCorpus, FtsParams(), 100);  // positions 100..104
+  const std::vector<std::string> terms = {"appl", "banana", "cherri", "date"};
+  for (int64_t end : {100, 102, 103, 105, 200}) {
+    const Bm25Stats fast = idx->StatsBelow(terms, end);
+    const Bm25Stats slow = idx->Stats(terms, [end](int64_t pos) { return pos < end; });
+    EXPECT_EQ(fast.num_docs, slow.num_docs) << end;
+    EXPECT_EQ(fast.total_tokens, slow.total_tokens) << end;
+    EXPECT_EQ(fast.doc_freq, slow.doc_freq) << end;
+  }
+  EXPECT_EQ(idx->StatsBelow(terms, 103).num_docs, 3);  // d0, d1, d2
+  EXPECT_EQ(idx->StatsBelow(terms, 105).num_docs, 5);
+}
+
 TEST(FtsIndexTest, StemmingAndFolding) {
   auto idx = Build({"He was running fast", "cafe au lait", "un café noir", "a run"});
   EXPECT_EQ(Sorted(Positions(Query(*idx, Match("run")))), (std::vector<int64_t>{0, 3}));

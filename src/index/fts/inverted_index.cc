@@ -291,6 +291,27 @@ Bm25Stats InvertedIndex::Stats(const std::vector<std::string>& terms,
   return s;
 }
 
+Bm25Stats InvertedIndex::StatsBelow(const std::vector<std::string>& terms,
+                                    int64_t end_position) const {
+  const Impl& m = *impl_;
+  Bm25Stats s;
+  auto lock = m.ReadLock();
+  for (size_t d = 0; d < m.doc_positions.size(); ++d) {
+    if (m.doc_positions[d] >= end_position) continue;
+    ++s.num_docs;
+    s.total_tokens += m.doc_lens[d];
+  }
+  for (const std::string& t : terms) {
+    if (s.doc_freq.count(t) != 0) continue;
+    int64_t df = 0;
+    if (const PostingList* pl = m.Find(t)) {
+      for (uint32_t d : pl->docs) df += m.doc_positions[d] < end_position ? 1 : 0;
+    }
+    s.doc_freq[t] = df;
+  }
+  return s;
+}
+
 Result<std::vector<ScoredDoc>> InvertedIndex::Search(
     const FtsQuery& query, const Bm25Stats& stats, int64_t limit,
     const std::function<bool(int64_t)>& accept) const {

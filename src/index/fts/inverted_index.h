@@ -70,6 +70,10 @@ class InvertedIndex {
   /// unset): N, total tokens and df per term.
   Bm25Stats Stats(const std::vector<std::string>& terms,
                   const std::function<bool(int64_t)>& live = {}) const;
+  /// As Stats, counting only documents at positions < `end_position`: the fast path for a
+  /// source whose rows below its snapshot watermark are all live (no per-document liveness
+  /// lookup; a MemTable's index may hold newer rows at or above the watermark).
+  Bm25Stats StatsBelow(const std::vector<std::string>& terms, int64_t end_position) const;
   /// Every matching document accepted by `accept` (all when unset), scored with `stats`,
   /// sorted by score descending then position ascending; at most `limit` (< 0: all).
   /// Errors: Invalid for a phrase query on an index without positions.
