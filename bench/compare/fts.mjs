@@ -19,8 +19,7 @@
 // Queries: QUERIES (--quick 50) deterministic queries, each 1-3 distinct content words drawn
 // with a seeded PRNG from the gloss of a randomly chosen synset (words of >= 3 letters, not stop
 // words); OR semantics (the client's plain fullTextSearch). Each query is
-// `table.search(q, "fts").select(["synset", "_score"]).limit(10)` (Strata: select(["synset"]),
-// see SELECT).
+// `table.search(q, "fts").select(["synset", "_score"]).limit(10)` on both systems.
 // Timed: after a warm-up pass, every query at 1 and at 8 concurrent clients (8 async workers
 // sharing one table handle, taking queries from a shared counter); per-query wall latency from
 // the call until the rows are decoded; QPS = queries / wall time of the whole pass.
@@ -124,9 +123,8 @@ function percentile(sorted, p) {
 const round = (x, d = 3) => (x === null || x === undefined ? x : Number(x.toFixed(d)));
 
 // LanceDB 0.31 logs a deprecation warning on every FTS query whose select() omits `_score`
-// (it is still appended); Strata rejects `_score` in select() ("clashes with the column this
-// query appends") and always appends it. Both answers hold synset + _score.
-const SELECT = { strata: ["synset"], lancedb: ["synset", "_score"] };
+// (it is still appended); Strata accepts it the same way. Both answers hold synset + _score.
+const SELECT = { strata: ["synset", "_score"], lancedb: ["synset", "_score"] };
 
 async function ftsQuery(table, q, columns) {
   const rows = await table.search(q, "fts").select(columns).limit(K).toArray();
