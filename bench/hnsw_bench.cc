@@ -1,15 +1,20 @@
-// HNSW benchmark (a main() printing figures; one thread throughout), on Fashion-MNIST
-// (first N training vectors, default 20,000, 784-d, l2, raw pixels; queries from t10k):
+// HNSW benchmark (a main() printing figures; one thread throughout except HnswIndex::AddColumn), on
+// Fashion-MNIST (first N training vectors, default 20,000, 784-d, l2, raw pixels; queries from
+// t10k):
 //  1. distance kernels: hnswlib's SIMD space functions vs index/vector/distance.h, ns per
 //     784-d vector, over the whole set (memory-bound) and over 1,000 vectors (cache-resident);
-//  2. insert rate of HnswIndex vs hnswlib's HierarchicalNSW used directly (M 16,
-//     ef_construction 100, same insertion order);
+//  2. insert rate of HnswIndex (Add row by row, and AddColumn on 1,000-row batches, which
+//     inserts with up to 4 threads) vs hnswlib's HierarchicalNSW used directly (M 16,
+//     ef_construction 100, same insertion order, one thread);
 //  3. search QPS at the smallest ef reaching recall@10 >= 0.95 (exact ground truth), both at the
 //     same ef, and the ratio;
 //  4. filtered search: exact search over the accepted rows vs HNSW with over-fetch at the
 //     smallest ef reaching recall@10 >= 0.95, for filter fractions 0.5% .. 50% (the source of
 //     kExactSearchMaxFraction).
-// Usage: hnsw_bench [rows=20000] [queries=500]. Exits 0 with a note when the dataset is absent.
+// Usage: hnsw_bench [rows=20000] [queries=500] [insert] ("insert": stop after the insert
+// figures). Exits 0 with a note when the dataset is absent.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +22,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "index/vector/hnswlib_internal.h"
@@ -32,6 +38,14 @@ namespace {
 using namespace strata;         // NOLINT
 using namespace strata::index;  // NOLINT
 using Clock = std::chrono::steady_clock;
+
+// User + system CPU time of the whole process (all threads), seconds.
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -120,6 +134,7 @@ void KernelBench(const testing::IdxImages& base, int64_t rows, const float* q) {
 int main(int argc, char** argv) {
   const int64_t rows = argc > 1 ? std::atoll(argv[1]) : 20000;
   const int64_t nq = argc > 2 ? std::atoll(argv[2]) : 500;
+  const bool insert_only = argc > 3 && std::string(argv[3]) == "insert";
   const int64_t k = 10;
   if (!testing::FashionMnistAvailable()) {
     std::printf("Fashion-MNIST not found under %s: nothing measured\n",
@@ -134,9 +149,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   const size_t dim = static_cast<size_t>(base.dim);
-  std::printf("Fashion-MNIST: %lld base x %zu-d, %lld queries, k = %lld, l2, one thread\n",
-              static_cast<long long>(base.count), dim, static_cast<long long>(queries.count),
-              static_cast<long long>(k));
+  std::printf(
+      "Fashion-MNIST: %lld base x %zu-d, %lld queries, k = %lld, l2, one thread (but AddColumn)\n",
+      static_cast<long long>(base.count), dim, static_cast<long long>(queries.count),
+      static_cast<long long>(k));
   const arrow::Array col = MakeColumn(base, base.count);
 
   KernelBench(base, base.count, queries.row(0));
@@ -149,16 +165,20 @@ int main(int argc, char** argv) {
               static_cast<long long>(base.count), Seconds(t0, t1) * 1e3 / static_cast<double>(nq));
 
   // --- insert ---------------------------------------------------------------------------------
-  // The machine is shared: both builds advance in alternating chunks of 250 rows so that load
-  // from other processes hits both alike.
+  // The machine is shared: the builds advance in alternating chunks of 1,000 rows so that load
+  // from other processes hits them alike. Three builds: HnswIndex::Add row by row (one thread;
+  // what AddColumn did before it inserted chunks in parallel), HnswIndex::AddColumn on
+  // 1,000-row slices (chunks of 256 rows, up to 4 threads each), hnswlib's addPoint directly.
   HnswParams params;  // M 16, ef_construction 100, l2
   auto ours = HnswIndex::Make(base.dim, params, 1024).value();
+  auto batched = HnswIndex::Make(base.dim, params, 1024).value();
   hnswlib::L2Space space(dim);
   // hnswlib directly, preallocated (no growth): the best case for the reference.
   hnswlib::HierarchicalNSW<float> raw(&space, static_cast<size_t>(base.count), 16, 100);
-  double ours_s = 0, raw_s = 0;
-  for (int64_t start = 0; start < base.count; start += 250) {
-    const int64_t end = std::min(base.count, start + 250);
+  double ours_s = 0, batched_s = 0, raw_s = 0, batched_cpu = 0, ours_cpu = 0;
+  for (int64_t start = 0; start < base.count; start += 1000) {
+    const int64_t end = std::min(base.count, start + 1000);
+    const double cpu_a = ProcessCpuSeconds();
     auto a = Clock::now();
     for (int64_t i = start; i < end; ++i) {
       Status st = ours->Add(i, base.row(i));
@@ -168,16 +188,46 @@ int main(int argc, char** argv) {
       }
     }
     auto b = Clock::now();
-    for (int64_t i = start; i < end; ++i) raw.addPoint(base.row(i), static_cast<size_t>(i));
+    const double cpu_b = ProcessCpuSeconds();
+    auto added = batched->AddColumn(col.Slice(start, end - start), start);
+    if (!added.ok() || *added != end - start) {
+      std::fprintf(stderr, "AddColumn: %s\n", added.status().ToString().c_str());
+      return 1;
+    }
     auto c = Clock::now();
+    batched_cpu += ProcessCpuSeconds() - cpu_b;
+    ours_cpu += cpu_b - cpu_a;
+    for (int64_t i = start; i < end; ++i) raw.addPoint(base.row(i), static_cast<size_t>(i));
+    auto d = Clock::now();
     ours_s += Seconds(a, b);
-    raw_s += Seconds(b, c);
+    batched_s += Seconds(b, c);
+    raw_s += Seconds(c, d);
   }
   const double ours_insert = static_cast<double>(base.count) / ours_s;
+  const double batched_insert = static_cast<double>(base.count) / batched_s;
   const double raw_insert = static_cast<double>(base.count) / raw_s;
-  std::printf("\n== insert (M 16, ef_construction 100) ==\n");
-  std::printf("HnswIndex %.0f vectors/s, hnswlib %.0f vectors/s, ratio %.3f\n", ours_insert,
+  std::printf("\n== insert (M 16, ef_construction 100; hardware threads %u) ==\n",
+              std::thread::hardware_concurrency());
+  std::printf("HnswIndex::Add %.0f vectors/s, hnswlib %.0f vectors/s, ratio %.3f\n", ours_insert,
               raw_insert, ours_insert / raw_insert);
+  std::printf("CPU seconds per wall second (shared machine): Add %.2f, AddColumn %.2f\n",
+              ours_cpu / ours_s, batched_cpu / batched_s);
+  std::printf("HnswIndex::AddColumn (1,000-row batches) %.0f vectors/s, %.2fx Add, %.2fx hnswlib\n",
+              batched_insert, batched_insert / ours_insert, batched_insert / raw_insert);
+  {
+    // Recall of the batched build at ef 32 (the graph differs from the row-by-row one).
+    Labels got_a(static_cast<size_t>(nq)), got_b(static_cast<size_t>(nq));
+    for (int64_t q = 0; q < nq; ++q) {
+      const auto ra = ours->Search(queries.row(q), k, 32).value();
+      const auto rb = batched->Search(queries.row(q), k, 32).value();
+      for (const auto& n : ra) got_a[static_cast<size_t>(q)].push_back(n.label);
+      for (const auto& n : rb) got_b[static_cast<size_t>(q)].push_back(n.label);
+    }
+    std::printf("recall@10 at ef 32: Add build %.4f, AddColumn build %.4f\n", Recall(truth, got_a),
+                Recall(truth, got_b));
+  }
+  batched.reset();
+  if (insert_only) return 0;
 
   // --- search ---------------------------------------------------------------------------------
   std::printf("\n== search, k = 10 (QPS best of 5 passes over the queries) ==\n");

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <new>
 #include <random>
+#include <shared_mutex>
+#include <thread>
 
 #include "index/vector/hnswlib_internal.h"
 
@@ -53,6 +55,11 @@ constexpr size_t kHeaderSize = 8 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8;
 constexpr int64_t kMaxDim = 65536;
 // hnswlib's internal ids are 32-bit (tableint).
 constexpr int64_t kMaxElements = std::numeric_limits<int32_t>::max();
+// AddColumn inserts in chunks of this many rows, each under the exclusive lock (searches
+// interleave between chunks), with up to kAddColumnMaxThreads threads, and at least 16 rows per
+// thread (fewer rows are not worth a thread start).
+constexpr size_t kAddColumnChunkRows = 256;
+constexpr size_t kAddColumnMaxThreads = 4;
 
 // hnswlib's L2Space constructor stores the chosen SIMD kernel in a namespace-level function
 // pointer, so two spaces constructed at once race on it: construct spaces under this mutex.
@@ -199,9 +206,11 @@ struct HnswIndex::Impl {
   HnswParams params;
   // Declared before `hnsw`: hnswlib keeps a pointer to the space's dimension.
   std::unique_ptr<hnswlib::SpaceInterface<float>> space;
-  // Guarded by `lock`: Search and Serialize hold it shared, Add exclusively (hnswlib 0.6.2's
-  // searchKnn reads neighbour lists and the entry point without its per-node locks, so an
-  // overlapping addPoint would be a data race).
+  // Guarded by `lock`: Search and Serialize hold it shared, Add and AddChunk exclusively
+  // (hnswlib 0.6.2's searchKnn reads neighbour lists and the entry point without its per-node
+  // locks, so an overlapping addPoint would be a data race). Under the exclusive lock AddChunk
+  // runs several addPoint calls at once; hnswlib's own mutexes (per-node link locks, `global`,
+  // cur_element_count_guard_) order those.
   std::unique_ptr<hnswlib::HierarchicalNSW<float>> hnsw;
   mutable FairRwLock lock;
   std::atomic<int64_t> size{0};
@@ -224,6 +233,142 @@ struct HnswIndex::Impl {
     if (level > 0) {
       upper_link_bytes += static_cast<int64_t>(hnsw->size_links_per_element_) * level + 1;
     }
+  }
+
+  // Grows the capacity (doubling, at least 16, up to kMaxElements) so that `more` vectors fit
+  // beyond the current count. Caller holds `lock` exclusively. Errors: Invalid when full or
+  // when the allocation fails.
+  Status Reserve(int64_t more) {
+    auto& h = *hnsw;
+    const int64_t need = static_cast<int64_t>(h.cur_element_count) + more;
+    if (need <= static_cast<int64_t>(h.max_elements_)) return Status::OK();
+    if (need > kMaxElements) {
+      return Status::Invalid("HNSW index is full: " + std::to_string(kMaxElements) +
+                             " vectors is the limit");
+    }
+    int64_t grown = std::max<int64_t>(2 * static_cast<int64_t>(h.max_elements_), 16);
+    while (grown < need) grown *= 2;
+    grown = std::min(grown, kMaxElements);
+    try {
+      h.resizeIndex(static_cast<size_t>(grown));
+    } catch (const std::exception&) {
+      return Status::Invalid("HNSW could not allocate memory to grow beyond " +
+                             std::to_string(h.max_elements_) + " vectors");
+    }
+    UpdateMemory();
+    return Status::OK();
+  }
+
+  // Inserts data[j] under label first_label + rows[j] for j < data.size(), from up to
+  // kAddColumnMaxThreads threads (hnswlib 0.6.2's addPoint is safe to run concurrently once
+  // the capacity is reserved and the labels are distinct and new: per-node link locks plus a
+  // global lock for the entry point and top level). Takes `lock` exclusively for the whole
+  // chunk, so no search overlaps it. Sets *added to the number inserted (all of them unless an
+  // error is returned). Errors: Invalid (full, allocation failure, label already present, an
+  // hnswlib exception: the first one seen).
+  Status AddChunk(const std::vector<const float*>& data, const int64_t* rows, int64_t first_label,
+                  int64_t* added) {
+    *added = 0;
+    const size_t count = data.size();
+    if (count == 0) return Status::OK();
+    std::unique_lock<FairRwLock> guard(lock);
+    auto& h = *hnsw;
+    for (size_t j = 0; j < count; ++j) {
+      const int64_t label = first_label + rows[j];
+      if (h.label_lookup_.count(static_cast<hnswlib::labeltype>(label)) != 0) {
+        return Status::Invalid("HNSW label " + std::to_string(label) + " is already indexed");
+      }
+    }
+    STRATA_RETURN_IF_ERROR(Reserve(static_cast<int64_t>(count)));
+
+    // Levels are drawn here, on this thread, from hnswlib's own generator and distribution,
+    // and passed to addPoint; while the threads run, mult_ is 0 so that addPoint's own draw
+    // (hnswlib 0.6.2 always makes one, unlocked) yields level 0 and is overridden by ours. A
+    // row whose level exceeds the graph's top level moves the entry point: those (about
+    // log_M(n) of n rows) are inserted first, alone, so the concurrent inserts never write
+    // enterpoint_node_ / maxlevel_ (which hnswlib reads outside its `global` lock). This also
+    // covers the first row of an empty graph.
+    std::vector<int> levels(count);
+    for (size_t j = 0; j < count; ++j) levels[j] = h.getRandomLevel(h.mult_);
+    std::vector<hnswlib::tableint> ids(count);
+    std::vector<char> done(count, 0);  // element j written by the thread that inserted row j
+    std::vector<size_t> rest;          // rows for the threads
+    rest.reserve(count);
+    std::atomic<bool> failed{false};
+    std::mutex error_mu;
+    Status first_error;  // guarded by error_mu
+    auto fail = [&](Status st) {
+      std::lock_guard<std::mutex> l(error_mu);
+      if (first_error.ok()) first_error = std::move(st);
+      failed.store(true);
+    };
+    // Inserts row j; never throws: an exception becomes the first error (or, if even building
+    // that Status throws, just the `failed` flag, reported below as out of memory).
+    auto insert_one = [&](size_t j) noexcept {
+      const int64_t label = first_label + rows[j];
+      try {
+        try {
+          ids[j] = h.addPoint(data[j], static_cast<hnswlib::labeltype>(label),
+                              levels[j] > 0 ? levels[j] : -1);
+          done[j] = 1;
+        } catch (const std::bad_alloc&) {
+          fail(Status::Invalid("HNSW could not allocate memory to insert label " +
+                               std::to_string(label)));
+        } catch (const std::exception& e) {
+          fail(Status::Invalid(std::string("HNSW insert of label ") + std::to_string(label) +
+                               " failed: " + e.what()));
+        }
+      } catch (...) {
+        failed.store(true);
+      }
+    };
+    // Nothing below throws (allocations are done), so mult_ is restored after the join.
+    const double mult = h.mult_;
+    h.mult_ = 0.0;
+    for (size_t j = 0; j < count && !failed.load(); ++j) {
+      if (levels[j] > h.maxlevel_) {
+        insert_one(j);
+      } else {
+        rest.push_back(j);
+      }
+    }
+    std::atomic<size_t> next{0};
+    auto work = [&]() noexcept {
+      for (;;) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        const size_t i = next.fetch_add(1);
+        if (i >= rest.size()) return;
+        insert_one(rest[i]);
+      }
+    };
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const size_t threads = std::max<size_t>(
+        1, std::min<size_t>({static_cast<size_t>(hw), kAddColumnMaxThreads, rest.size() / 16}));
+    std::vector<std::thread> pool;
+    if (threads > 1 && !failed.load()) {
+      try {
+        pool.reserve(threads - 1);
+        for (size_t t = 0; t + 1 < threads; ++t) pool.emplace_back(work);
+      } catch (const std::exception&) {
+        // Could not start a thread: the ones started and this one share the work.
+      }
+    }
+    work();  // this thread is one of the workers
+    for (auto& t : pool) t.join();
+    h.mult_ = mult;
+
+    for (size_t j = 0; j < count; ++j) {
+      if (!done[j]) continue;
+      CountUpperLinks(ids[j]);
+      ++*added;
+    }
+    size.fetch_add(*added);
+    UpdateMemory();
+    std::lock_guard<std::mutex> l(error_mu);
+    if (failed.load() && first_error.ok()) {
+      return Status::Invalid("HNSW insert failed: out of memory while reporting the error");
+    }
+    return first_error;
   }
 };
 
@@ -302,7 +447,7 @@ Status HnswIndex::Add(int64_t label, const float* vector) {
 }
 
 Result<int64_t> HnswIndex::AddColumn(const arrow::Array& column, int64_t first_label) {
-  const Impl& m = *impl_;
+  Impl& m = *impl_;
   const auto& type = column.type();
   if (type->id() != arrow::TypeId::kFixedSizeList ||
       type->value_type()->id() != arrow::TypeId::kFloat32 || type->list_size() != m.dim) {
@@ -316,6 +461,11 @@ Result<int64_t> HnswIndex::AddColumn(const arrow::Array& column, int64_t first_l
   const float* base = values.raw_values<float>();
   const bool element_nulls = values.null_count() > 0;
   const int64_t n = column.length();
+  if (n > 0 && first_label > std::numeric_limits<int64_t>::max() - (n - 1)) {
+    return Status::Invalid("HNSW first_label " + std::to_string(first_label) + " + " +
+                           std::to_string(n) + " rows overflows int64");
+  }
+  auto row = [&](int64_t i) { return base + (column.offset() + i) * m.dim; };
   auto usable = [&](int64_t i) {
     if (column.IsNull(i)) return false;
     if (element_nulls) {
@@ -326,24 +476,52 @@ Result<int64_t> HnswIndex::AddColumn(const arrow::Array& column, int64_t first_l
     }
     if (m.params.distance == DistanceType::kCosine) {
       // A zero vector has no direction: like a null one it is not indexed (cosine only).
-      const float* v = base + (column.offset() + i) * m.dim;
-      if (!(SquaredNorm(v, m.dim) > 0.0f)) return false;
+      if (!(SquaredNorm(row(i), m.dim) > 0.0f)) return false;
     }
     return true;
   };
   // Validate every row first so that bad input indexes nothing.
+  std::vector<int64_t> rows;
   std::vector<float> scratch;
   for (int64_t i = 0; i < n; ++i) {
     if (!usable(i)) continue;
-    STRATA_RETURN_IF_ERROR(PrepareVector(base + (column.offset() + i) * m.dim, m.dim,
-                                         m.params.distance, "vector at row " + std::to_string(i),
-                                         &scratch));
+    STRATA_RETURN_IF_ERROR(PrepareVector(row(i), m.dim, m.params.distance,
+                                         "vector at row " + std::to_string(i), &scratch));
+    rows.push_back(i);
+  }
+  // Labels already present reject the batch before anything is indexed (label_lookup_ only
+  // changes under the exclusive lock; each chunk checks again in case of a racing insert).
+  {
+    std::shared_lock<FairRwLock> lock(m.lock);
+    for (const int64_t i : rows) {
+      if (m.hnsw->label_lookup_.count(static_cast<hnswlib::labeltype>(first_label + i)) != 0) {
+        return Status::Invalid("HNSW label " + std::to_string(first_label + i) + " (row " +
+                               std::to_string(i) + ") is already indexed");
+      }
+    }
   }
   int64_t added = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!usable(i)) continue;
-    STRATA_RETURN_IF_ERROR(Add(first_label + i, base + (column.offset() + i) * m.dim));
-    ++added;
+  std::vector<float> normalized;
+  for (size_t c = 0; c < rows.size(); c += kAddColumnChunkRows) {
+    const size_t count = std::min(rows.size() - c, kAddColumnChunkRows);
+    // Cosine: the unit vectors are computed before the lock is taken and the threads start.
+    std::vector<const float*> data(count);
+    if (m.params.distance == DistanceType::kCosine) {
+      normalized.resize(count * static_cast<size_t>(m.dim));
+      for (size_t j = 0; j < count; ++j) {
+        float* out = normalized.data() + j * static_cast<size_t>(m.dim);
+        const float* v = row(rows[c + j]);
+        const float inv = 1.0f / std::sqrt(SquaredNorm(v, m.dim));  // > 0: checked above
+        for (int64_t d = 0; d < m.dim; ++d) out[d] = v[d] * inv;
+        data[j] = out;
+      }
+    } else {
+      for (size_t j = 0; j < count; ++j) data[j] = row(rows[c + j]);
+    }
+    int64_t chunk_added = 0;
+    const Status st = m.AddChunk(data, rows.data() + c, first_label, &chunk_added);
+    added += chunk_added;
+    STRATA_RETURN_IF_ERROR(st);
   }
   return added;
 }

@@ -17,7 +17,11 @@
 // in place): hnswlib 0.6.2's searchKnn reads neighbour lists and the entry point without its
 // per-node locks, so an insert overlapping a search would be a data race (TSan). The lock is a
 // fair reader/writer lock (readers and writers alternate when both wait), so a stream of
-// searches cannot starve inserts nor the reverse; AddColumn takes it once per row.
+// searches cannot starve inserts nor the reverse. AddColumn takes it exclusively once per chunk
+// of 256 rows (searches interleave between chunks) and inside a chunk inserts with up to 4
+// threads of its own (hnswlib's concurrent addPoint: per-node link locks plus a global lock for
+// the entry point; capacity is reserved for the whole chunk first, levels are drawn on the
+// calling thread, and the few rows that raise the top level go in alone before the others).
 #pragma once
 
 #include <atomic>
@@ -69,7 +73,14 @@ class HnswIndex {
   /// Indexes rows [0, column.length) of a fixed_size_list<float32> column under labels
   /// first_label + i; null vectors (and vectors holding a null element) are skipped, and so
   /// are zero vectors under cosine (no direction; Add would reject them).
-  /// Returns the number indexed. Errors: as Add; Invalid for a column of another type or size.
+  /// Every row is validated, and every label checked absent, before anything is indexed; then
+  /// the rows go in chunks of 256, each under the exclusive lock and inserted by
+  /// min(hardware threads, 4, rows in chunk / 16) threads (at least 1: the caller's own).
+  /// The graph differs from one built by Add row by row (insertion order interleaves), with the
+  /// same recall. Returns the number indexed. Errors: as Add; Invalid for a column of another
+  /// type or size, or first_label + rows overflowing int64. Only a failure while inserting (out
+  /// of memory, full, a label added by another thread meanwhile) can leave earlier chunks
+  /// indexed; size() counts them.
   Result<int64_t> AddColumn(const arrow::Array& column, int64_t first_label);
 
   /// The `k` nearest accepted labels, sorted by distance ascending (ties: lower label first).
