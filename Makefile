@@ -88,8 +88,10 @@ bench-rest: build
 # Strata vs LanceDB OSS 0.31 side by side on Fashion-MNIST and WordNet (docs/BENCHMARKS.md):
 # ingest, freshness, vector recall/QPS sweep (plus raw hnswlib), FTS, flush vs optimize; writes
 # build/bench-compare/results.json, the tables in docs/BENCHMARKS.md and docs/bench/*.png.
+# BENCH_COMPARE_ARGS passes options through (e.g. "--flush-budget 150"; see main.mjs --help).
+BENCH_COMPARE_ARGS ?=
 bench-compare: build
-	node bench/compare/main.mjs --strata $(BUILD)/strata --docs
+	node bench/compare/main.mjs --strata $(BUILD)/strata --docs $(BENCH_COMPARE_ARGS)
 
 format:
 	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' 'fuzz/*.cc')
