@@ -37,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../tests/index/fashion_mnist.h"
+#include "write_file_atomically.h"
 
 namespace {
 
@@ -120,26 +121,6 @@ bool LoadTruth(const std::string& path, int64_t train, int64_t queries, Truth* o
     }
   } catch (const std::exception& e) {
     *error = "--gt: " + path + ": " + e.what();
-    return false;
-  }
-  return true;
-}
-
-bool WriteAtomically(const std::string& path, const std::string& text, std::string* error) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.close();
-    if (!f) {
-      *error = "cannot write " + tmp;
-      return false;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    *error = "cannot rename " + tmp + " to " + path + ": " + ec.message();
     return false;
   }
   return true;
@@ -315,6 +296,6 @@ int main(int argc, char** argv) {
                               {"build_seconds", build_seconds},
                               {"build_rows_per_s", build_rate},
                               {"points", points}};
-  if (!WriteAtomically(out_path, out.dump(2) + "\n", &error)) return Fail(error);
+  if (!strata::bench::WriteFileAtomically(out_path, out.dump(2) + "\n", &error)) return Fail(error);
   return 0;
 }

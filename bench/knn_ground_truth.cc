@@ -23,6 +23,7 @@
 
 #include "../tests/index/fashion_mnist.h"
 #include "knn_ground_truth.h"
+#include "write_file_atomically.h"
 
 namespace {
 
@@ -34,52 +35,32 @@ int Fail(const std::string& message) {
   return 1;
 }
 
-// Writes the JSON answer to `path` + ".tmp", then renames it over `path`.
+// The JSON answer (format in knn_ground_truth.h's tool docs), written atomically to `path`.
 bool WriteJson(const std::string& path, int64_t train, int64_t label,
                const strata::bench::KnnGroundTruth& gt, std::string* error) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) {
-      *error = "cannot open " + tmp + " for writing";
-      return false;
-    }
-    std::string s;
-    s.reserve(static_cast<size_t>(gt.queries * gt.k * 14 + 256));
-    s += "{\"dataset\":\"fashion-mnist\",\"train\":" + std::to_string(train) +
-         ",\"queries\":" + std::to_string(gt.queries) + ",\"k\":" + std::to_string(gt.k) +
-         ",\"label\":" + (label < 0 ? std::string("null") : std::to_string(label));
-    auto rows = [&](const char* name, auto const& values) {
-      s += ",\"";
-      s += name;
-      s += "\":[";
-      for (int64_t q = 0; q < gt.queries; ++q) {
-        s += q == 0 ? "[" : ",[";
-        for (int64_t j = 0; j < gt.k; ++j) {
-          if (j > 0) s += ',';
-          s += std::to_string(values[static_cast<size_t>(q * gt.k + j)]);
-        }
-        s += ']';
+  std::string s;
+  s.reserve(static_cast<size_t>(gt.queries * gt.k * 14 + 256));
+  s += "{\"dataset\":\"fashion-mnist\",\"train\":" + std::to_string(train) +
+       ",\"queries\":" + std::to_string(gt.queries) + ",\"k\":" + std::to_string(gt.k) +
+       ",\"label\":" + (label < 0 ? std::string("null") : std::to_string(label));
+  auto rows = [&](const char* name, auto const& values) {
+    s += ",\"";
+    s += name;
+    s += "\":[";
+    for (int64_t q = 0; q < gt.queries; ++q) {
+      s += q == 0 ? "[" : ",[";
+      for (int64_t j = 0; j < gt.k; ++j) {
+        if (j > 0) s += ',';
+        s += std::to_string(values[static_cast<size_t>(q * gt.k + j)]);
       }
       s += ']';
-    };
-    rows("ids", gt.ids);
-    rows("dist", gt.dist);
-    s += "}\n";
-    f.write(s.data(), static_cast<std::streamsize>(s.size()));
-    f.close();
-    if (!f) {
-      *error = "write to " + tmp + " failed";
-      return false;
     }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    *error = "cannot rename " + tmp + " to " + path + ": " + ec.message();
-    return false;
-  }
-  return true;
+    s += ']';
+  };
+  rows("ids", gt.ids);
+  rows("dist", gt.dist);
+  s += "}\n";
+  return strata::bench::WriteFileAtomically(path, s, error);
 }
 
 }  // namespace

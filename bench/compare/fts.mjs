@@ -28,6 +28,7 @@
 // overlap counting hits that tie the 10th score as agreeing, the median relative score
 // difference on shared hits, and three example queries with both top-3.
 import { loadWordnet } from "../../scripts/lib/datasets.mjs";
+import { rng } from "../../tests/e2e/lib/vectors.mjs";
 
 export const BATCH = 5000;
 export const SEED = 20240607;
@@ -61,21 +62,10 @@ export const TOKENIZER_NOTES = [
   "Letters/digits: tantivy splits on !char::is_alphanumeric, Strata on Unicode categories L*/N*.",
 ];
 
-/** Deterministic PRNG (mulberry32), returns floats in [0, 1). */
-export function mulberry32(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `n` queries of 1-3 distinct content words from the glosses of `rows`, seeded. */
 export function buildQueries(rows, n, seed = SEED) {
-  const rand = mulberry32(seed);
+  const rand = rng(seed); // mulberry32, shared with the e2e tests
   const out = [];
   while (out.length < n) {
     const row = rows[Math.floor(rand() * rows.length)];

@@ -57,53 +57,6 @@ inline bool FashionMnistAvailable() {
          std::filesystem::exists(FashionMnistTestPath(), ec);
 }
 
-/// Reads the first `max_images` images (all when < 0) of the gzip'd IDX image file at `path`.
-/// Returns false with `*error` set on a missing file, a short read or a bad header.
-inline bool ReadIdxImages(const std::string& path, int64_t max_images, IdxImages* out,
-                          std::string* error) {
-  if (path.find('\'') != std::string::npos) {
-    *error = "path holds a quote: " + path;
-    return false;
-  }
-  const std::string cmd = "gzip -dc '" + path + "' 2>/dev/null";
-  FILE* f = ::popen(cmd.c_str(), "r");
-  if (f == nullptr) {
-    *error = "cannot run " + cmd;
-    return false;
-  }
-  auto be32 = [](const unsigned char* p) {
-    return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | p[3];
-  };
-  unsigned char header[16];
-  bool ok = std::fread(header, 1, sizeof(header), f) == sizeof(header);
-  if (!ok) {
-    *error = path + ": short IDX header (missing file or not gzip)";
-  } else if (be32(header) != 0x00000803u) {
-    ok = false;
-    *error = path + ": IDX magic is not 0x00000803 (ubyte, 3 dimensions)";
-  }
-  if (ok) {
-    const int64_t total = be32(header + 4);
-    const int64_t dim = int64_t{be32(header + 8)} * be32(header + 12);
-    const int64_t n = max_images < 0 ? total : std::min(total, max_images);
-    std::vector<unsigned char> bytes(static_cast<size_t>(n * dim));
-    if (std::fread(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
-      ok = false;
-      *error = path + ": short IDX data";
-    } else {
-      out->count = n;
-      out->dim = dim;
-      out->pixels.assign(bytes.begin(), bytes.end());
-    }
-  }
-  // Drain the rest so gzip does not die of SIGPIPE noise, then reap it.
-  char sink[1 << 16];
-  while (std::fread(sink, 1, sizeof(sink), f) > 0) {
-  }
-  ::pclose(f);
-  return ok;
-}
-
 /// Raw bytes of a gzip'd IDX file of unsigned bytes: `count` items of `item_size` bytes each
 /// (item_size = product of the dimensions after the first; 1 for a label file), row-major.
 struct IdxBytes {
@@ -167,6 +120,19 @@ inline bool ReadIdxUbyte(const std::string& path, int dims, int64_t max_items, I
   }
   ::pclose(f);
   return ok;
+}
+
+/// Reads the first `max_images` images (all when < 0) of the gzip'd IDX image file at `path`
+/// (magic 0x00000803) as float pixels. Returns false with `*error` set on a missing file, a
+/// short read or a bad header.
+inline bool ReadIdxImages(const std::string& path, int64_t max_images, IdxImages* out,
+                          std::string* error) {
+  IdxBytes raw;
+  if (!ReadIdxUbyte(path, 3, max_images, &raw, error)) return false;
+  out->count = raw.count;
+  out->dim = raw.item_size;
+  out->pixels.assign(raw.bytes.begin(), raw.bytes.end());
+  return true;
 }
 
 }  // namespace strata::testing
