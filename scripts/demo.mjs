@@ -178,6 +178,10 @@ async function main() {
     `node ${process.version}`);
 
   // Data and exact ground truth first: a missing tool or dataset fails before anything starts.
+  if (!fs.existsSync(path.join(opts.wordnet, "data.noun"))) {
+    throw new Error(`WordNet not found: ${opts.wordnet}/data.noun (Debian wordnet-base; run ` +
+      `scripts/install-deps or pass --wordnet DIR)`);
+  }
   let t = performance.now();
   const data = loadFashionMnist(opts.dataset);
   const { train, test } = data;
@@ -199,6 +203,12 @@ async function main() {
     `(${ms(performance.now() - t)})`);
 
   const server = new StrataServer({ bin: opts.strata, startTimeoutMs: 60000, dataDir: fs.mkdtempSync(path.join(os.tmpdir(), "strata-demo-")) });
+  // Ctrl-C: server.mjs kills the server and exits before the `finally` below runs, so the data
+  // directory is also removed on exit (server.mjs SIGKILLs the server in its own exit handler).
+  let removed = false;
+  process.on("exit", () => {
+    if (!opts.keep && !removed) fs.rmSync(server.dataDir, { recursive: true, force: true });
+  });
   let failed = null;
   try {
     // ---------------------------------------------------------------------------------------
@@ -545,7 +555,7 @@ async function main() {
   } catch (e) {
     failed = e;
     console.error(`\ndemo: FAILED: ${e.stack || e.message}`);
-    console.error(server.logTail(3000));
+    console.error("server log (last 3,000 characters):\n" + server.logTail(3000));
   } finally {
     if (opts.keep) {
       await server.stop();
@@ -553,6 +563,7 @@ async function main() {
     } else {
       await server.stop(5000);
       fs.rmSync(server.dataDir, { recursive: true, force: true });
+      removed = true;
     }
   }
 
@@ -563,7 +574,7 @@ async function main() {
   const na = (v, f) => (v === undefined ? "-" : f(v));
   console.log(formatTable(["what", "figure"], [
     ["Fashion-MNIST rows loaded", fmt(train.n)],
-    ["ingest (batches of 1,000, HNSW maintained)", na(summary.ingest, (v) => `${fmt(v)} rows/s`)],
+    [`ingest (batches of ${fmt(opts.batch)}, HNSW maintained)`, na(summary.ingest, (v) => `${fmt(v)} rows/s`)],
     ["vector index time", summary.indexTime ?? "-"],
     [`recall@10 (${fmt(opts.queries)} queries)`, na(summary.recall, (v) => v.toFixed(4))],
     [`queries/s (${opts.concurrency} in flight)`, na(summary.qps, (v) => fmt(v))],
@@ -578,6 +589,7 @@ async function main() {
   console.log(`  load average now ${os.loadavg().map((x) => x.toFixed(2)).join(", ")}`);
   if (failed || bad.length) {
     for (const c of bad) console.log(`  FAILED: ${c.what}`);
+    if (failed) console.log(`  FAILED: ${failed.message}`);
     console.log("demo: FAILED");
     process.exit(1);
   }

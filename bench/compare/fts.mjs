@@ -55,7 +55,7 @@ export const TOKENIZER_NOTES = [
   "Filter order differs: LanceDB (lance-index) runs lower-case -> stem -> stop words -> ASCII " +
     "folding; Strata runs ASCII folding -> lower-case -> stop words -> stem. So LanceDB also drops " +
     "words whose stem is a stop word (\"its\" -> \"it\", \"being\" -> \"be\") and Strata keeps them; " +
-    "this changes document lengths (BM25 normalisation) slightly. Queries avoid such words.",
+    "this changes document lengths (BM25 normalisation) slightly, and a query of such a word (e.g. \"willful\") finds nothing on LanceDB.",
   "Long tokens: LanceDB (tantivy RemoveLongFilter) drops tokens of >= 40 bytes, Strata drops > 40.",
   "ASCII folding: tantivy's AsciiFoldingFilter table vs Strata's NFKD + mark stripping " +
     "(e.g. \"ß\"/\"æ\" differ); WordNet glosses are almost entirely ASCII.",

@@ -3,7 +3,7 @@
 // (@lancedb/lancedb 0.31.0, `connect(dir)`) on the same machine, data and client API, in one run
 // (issue 7). Workloads, in order: ingest, vector (recall-QPS sweep, plus the in-process hnswlib
 // reference `<buildDir>/hnswlib_sweep`), freshness, fts (WordNet; fts.mjs), flush.
-// Writes DIR/results.json (layout: notes/issue7/plan.md), prints the tables with Strata/LanceDB
+// Writes DIR/results.json (read by report.mjs), prints the tables with Strata/LanceDB
 // ratios, then runs report.mjs (markdown + charts) unless --no-report.
 //
 // Usage: node bench/compare/main.mjs --strata build/release/strata [--train 60000]
@@ -37,7 +37,19 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const WORKLOADS = ["ingest", "vector", "freshness", "fts", "flush"];
 
 function usage(msg) {
-  if (msg) console.error(`error: ${msg}`);
+  if (!msg) {
+    // --help: the option list is the header comment of this file.
+    const src = fs.readFileSync(fileURLToPath(import.meta.url), "utf8").split("\n");
+    const head = [];
+    for (const line of src) {
+      if (line.startsWith("#!")) continue;
+      if (!line.startsWith("//")) break;
+      head.push(line.replace(/^\/\/ ?/, ""));
+    }
+    console.log(head.join("\n"));
+    process.exit(0);
+  }
+  console.error(`error: ${msg}`);
   console.error("usage: node bench/compare/main.mjs --strata PATH [--train N] [--queries Q] [--quick] " +
     "[--only ingest,vector,freshness,fts,flush] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep]");
   process.exit(2);
@@ -71,6 +83,7 @@ function parseArgs(argv) {
     else if (a === "--tools") o.buildDir = val();
     else if (a === "--only") {
       o.only = val().split(",").filter(Boolean);
+      if (o.only.length === 0) usage(`--only needs at least one of ${WORKLOADS.join(",")}`);
       for (const w of o.only) if (!WORKLOADS.includes(w)) usage(`--only: unknown workload ${w} (${WORKLOADS.join(",")})`);
     } else if (a === "--out") o.out = val();
     else if (a === "--no-report") o.report = false;
@@ -182,12 +195,12 @@ function printTables(res) {
     if (f.agreement) console.log(`fts top-10 agreement: mean overlap ${f.agreement.mean_top10_overlap}, identical ${f.agreement.identical_top10_fraction}`);
   }
   if (res.flush?.length) {
-    table("flush (Strata flush/) vs optimize() (LanceDB) under a 1,000-row-batch writer",
+    table("flush (Strata flush/) vs optimize() (LanceDB) under a paced 1,000-row-batch writer",
       ["system", "op", "calls", "p50 ms", "p99 ms", "max ms", "writer rows/s", "writer errors"],
       res.flush.map((e) => [e.system, e.op, e.calls, fmt(e.p50_ms, 1), fmt(e.p99_ms, 1), fmt(e.max_ms, 1), fmt(e.writer_rows_per_s), e.writer_errors]));
     const s = res.flush.find((e) => e.system === "strata");
     const l = res.flush.find((e) => e.system === "lancedb");
-    if (s && l) console.log(`flush ratio Strata/LanceDB: p50 latency ${fmt(s.p50_ms / l.p50_ms, 3)}, writer rows/s ${fmt(s.writer_rows_per_s / l.writer_rows_per_s, 2)}`);
+    if (s && l) console.log(`flush ratio Strata/LanceDB: p50 latency ${fmt(s.p50_ms / l.p50_ms, 3)} (writers paced to the same target)`);
   }
 }
 
@@ -269,7 +282,21 @@ async function main() {
     },
   };
   const results = { meta, ingest: [], vector: [], freshness: [], fts: null, flush: [] };
+  const file = path.join(opts.out, "results.json");
+  // Written after every workload (and kept on failure), so a late error or Ctrl-C keeps what
+  // was measured; meta.completed says which workloads finished.
+  results.meta.completed = [];
+  const checkpoint = (workload) => {
+    results.meta.completed.push(workload);
+    fs.writeFileSync(file, JSON.stringify(results, null, 1) + "\n");
+  };
 
+  if (opts.only.includes("fts")) {
+    const { WORDNET_DIR } = await import("../../scripts/lib/datasets.mjs");
+    if (!fs.existsSync(path.join(WORDNET_DIR, "data.noun"))) {
+      throw new Error(`WordNet not found: ${WORDNET_DIR}/data.noun (Debian wordnet-base; run scripts/install-deps or set STRATA_WORDNET_DIR)`);
+    }
+  }
   try {
     const needGt = opts.only.includes("vector");
     if (needGt) {
@@ -284,22 +311,26 @@ async function main() {
     if (opts.only.includes("ingest")) {
       const { run } = await import("./ingest.mjs");
       results.ingest = await run(ctx);
+      checkpoint("ingest");
     }
     if (opts.only.includes("vector")) {
       const { run } = await import("./vector_sweep.mjs");
       const v = await run(ctx);
       results.vector = v.vector;
       if (v.hnswlib) results.meta.hnswlib_build = v.hnswlib;
+      checkpoint("vector");
     }
     if (opts.only.includes("freshness")) {
       const { run } = await import("./freshness.mjs");
       results.freshness = await run(ctx);
+      checkpoint("freshness");
     }
     if (opts.only.includes("fts")) {
       const ftsPath = path.join(HERE, "fts.mjs");
       if (fs.existsSync(ftsPath)) {
         const { run } = await import(pathToFileURL(ftsPath).href);
         results.fts = await run(ctx);
+      checkpoint("fts");
       } else {
         log(`WARNING: ${ftsPath} not found; skipping fts`);
       }
@@ -307,6 +338,7 @@ async function main() {
     if (opts.only.includes("flush")) {
       const { run } = await import("./flush.mjs");
       results.flush = await run(ctx);
+      checkpoint("flush");
     }
   } finally {
     await cleanup();
@@ -314,7 +346,6 @@ async function main() {
 
   results.meta.wall_seconds = (performance.now() - t0) / 1000;
   results.meta.machine.load_avg_end = os.loadavg().map((x) => Math.round(x * 100) / 100);
-  const file = path.join(opts.out, "results.json");
   fs.writeFileSync(file, JSON.stringify(results, null, 1) + "\n");
   printTables(results);
   log(`wrote ${file} (wall ${results.meta.wall_seconds.toFixed(0)} s, load ${results.meta.machine.load_avg_end.join(" ")})`);

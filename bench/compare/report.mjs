@@ -40,6 +40,7 @@ function fmt(x, digits) {
 function ratio(a, b) {
   if (a === null || a === undefined || b === null || b === undefined || b === 0) return "–";
   const r = a / b;
+  if (r > 0 && r < 0.01) return `${r.toExponential(1)}×`;
   return `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}×`;
 }
 
@@ -237,7 +238,9 @@ function flushSection(flush) {
   const l = flush.find((r) => r.system === "lancedb");
   if (s && l) {
     lines.push("", `Strata / LanceDB: p50 ${ratio(s.p50_ms, l.p50_ms)}, p99 ${ratio(s.p99_ms, l.p99_ms)} ` +
-      `(< 1: Strata's call is shorter); writer rows/s ${ratio(s.writer_rows_per_s, l.writer_rows_per_s)} (> 1: Strata's writer faster).`);
+      `(< 1: Strata's call is shorter). The writer is paced to the same target on both ` +
+      `(${fmt(s.writer_target_rows_per_s ?? 2000)} rows/s), so its rows/s shows whether writes kept up during the calls, ` +
+      `not which system writes faster.`);
   }
   return lines.join("\n");
 }

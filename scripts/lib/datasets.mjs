@@ -179,14 +179,16 @@ export function squaredL2(train, t, test, q) {
 
 /**
  * recall@k of one answer: the fraction of the true top-k found, where a returned training id
- * also counts when its exact distance ties the true k-th distance (ann-benchmarks' rule).
+ * also counts when its exact distance ties the true k-th distance (ann-benchmarks' rule), and a
+ * repeated id counts once.
  * `returned` is an array of training ids (numbers), `gtIds`/`gtDist` the query's ground truth.
  */
 export function recallAtK(returned, gtIds, gtDist, k, data, q) {
   const truth = new Set(gtIds.slice(0, k));
   const kth = gtDist[k - 1];
+  // Each distinct id counts once: an answer repeating a row (a broken tier merge) loses recall.
   let hit = 0;
-  for (const id of returned.slice(0, k)) {
+  for (const id of new Set(returned.slice(0, k))) {
     if (truth.has(id) || squaredL2(data.train, id, data.test, q) <= kth) hit++;
   }
   return Math.min(hit, k) / k;
