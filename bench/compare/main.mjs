@@ -20,6 +20,7 @@
 //   --single-rows N  rows written one per request in the batch-1 ingest (default 2000; quick 200)
 //   --flush-rate R   the flush workload's writer target, rows/s (default 2000, same for both)
 //   --flush-budget S no new flush/optimize call after S seconds of the phase (default 300)
+//   --server-args "A B"  extra `strata serve` flags (e.g. "--max-memtable-rows 1000" for more tiers)
 //   --keep        keep the temporary data directories (printed) instead of removing them
 import fs from "node:fs";
 import os from "node:os";
@@ -80,6 +81,7 @@ function parseArgs(argv) {
     else if (a === "--train") o.train = int(val(), 100, 60000);
     else if (a === "--queries") o.queries = int(val(), 1, 10000);
     else if (a === "--quick") o.quick = true;
+    else if (a === "--server-args") o.serverArgs = val().split(/\s+/).filter(Boolean);
     else if (a === "--tools") o.buildDir = val();
     else if (a === "--only") {
       o.only = val().split(",").filter(Boolean);
@@ -252,6 +254,7 @@ async function main() {
       workloads: opts.only,
       flush_writer_rows_per_s_target: opts.flushRate ?? 2000,
       flush_budget_seconds: opts.flushBudgetSeconds ?? 300,
+      strata_server_args: opts.serverArgs ?? [],
       strata_index: "Index.hnswSq({m: 16, efConstruction: 100}) before any row (HNSW maintained while writing)",
       lancedb_indexes: "Index.hnswSq() and Index.ivfPq() with the client's defaults, after loading",
     },
@@ -271,7 +274,8 @@ async function main() {
     state: {},
     log,
     async openStrata(name, extraArgs = []) {
-      const s = await openStrata({ strataBin: opts.strataBin, dataDir: path.join(opts.workDir, name), extraArgs });
+      const s = await openStrata({ strataBin: opts.strataBin, dataDir: path.join(opts.workDir, name),
+        extraArgs: [...(opts.serverArgs ?? []), ...extraArgs] });
       opened.push(s);
       return s;
     },
