@@ -45,7 +45,8 @@ TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
-	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0" ctest --output-on-failure \
+	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
+	  ctest --output-on-failure \
 	  -j $(JOBS) -R '$(TSAN_HNSW_TESTS)' -E 'fuzz_|node_|FashionMnist'
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --output-on-failure -j $(JOBS) -E 'fuzz_|node_|FashionMnist|$(TSAN_HNSW_TESTS)'
