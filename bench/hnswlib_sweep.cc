@@ -182,21 +182,9 @@ int main(int argc, char** argv) {
   Truth truth;
   if (!LoadTruth(gt_path, train, queries, &truth, &error)) return Fail(error);
   strata::testing::IdxBytes train_img, test_img;
-  for (const char* file : {"/train-images-idx3-ubyte.gz", "/t10k-images-idx3-ubyte.gz"}) {
-    std::error_code ec;
-    if (!std::filesystem::exists(dataset + file, ec)) {
-      return Fail("--dataset: no " + dataset + file +
-                  " (set --dataset or $STRATA_FASHION_MNIST_DIR to the Fashion-MNIST folder)");
-    }
-  }
-  if (!strata::testing::ReadIdxUbyte(dataset + "/train-images-idx3-ubyte.gz", 3, train, &train_img,
-                                     &error) ||
-      !strata::testing::ReadIdxUbyte(dataset + "/t10k-images-idx3-ubyte.gz", 3, queries, &test_img,
-                                     &error)) {
+  if (!strata::testing::ReadFashionMnistBytes(dataset, train, queries, &train_img, &test_img,
+                                              &error)) {
     return Fail("dataset: " + error);
-  }
-  if (train_img.count < train || test_img.count < queries) {
-    return Fail("dataset " + dataset + " has too few images for --train/--queries");
   }
   const int64_t dim = train_img.item_size;
   std::vector<float> train_f(train_img.bytes.begin(), train_img.bytes.end());

@@ -107,26 +107,9 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   strata::testing::IdxBytes train_img, test_img, train_labels;
   std::string error;
-  for (const char* file : {"/train-images-idx3-ubyte.gz", "/t10k-images-idx3-ubyte.gz"}) {
-    std::error_code ec;
-    if (!std::filesystem::exists(dataset + file, ec)) {
-      return Fail("--dataset: no " + dataset + file +
-                  " (set --dataset or $STRATA_FASHION_MNIST_DIR to the Fashion-MNIST folder)");
-    }
-  }
-  if (!strata::testing::ReadIdxUbyte(dataset + "/train-images-idx3-ubyte.gz", 3, train, &train_img,
-                                     &error) ||
-      !strata::testing::ReadIdxUbyte(dataset + "/t10k-images-idx3-ubyte.gz", 3, queries, &test_img,
-                                     &error)) {
+  if (!strata::testing::ReadFashionMnistBytes(dataset, train, queries, &train_img, &test_img,
+                                              &error)) {
     return Fail("dataset: " + error);
-  }
-  if (train_img.count < train || test_img.count < queries) {
-    return Fail("dataset " + dataset + " holds " + std::to_string(train_img.count) +
-                " training and " + std::to_string(test_img.count) + " test images, fewer than " +
-                std::to_string(train) + " / " + std::to_string(queries));
-  }
-  if (train_img.item_size != test_img.item_size) {
-    return Fail("dataset: training and test images differ in size");
   }
   std::vector<int32_t> candidates;
   if (has_label) {

@@ -135,4 +135,34 @@ inline bool ReadIdxImages(const std::string& path, int64_t max_images, IdxImages
   return true;
 }
 
+/// Reads the first `train` training and `queries` test images of the Fashion-MNIST folder
+/// `dir` as raw bytes (the bench tools' input). Returns false with `*error` naming the missing
+/// file, a bad header, or a folder holding fewer images than asked for.
+inline bool ReadFashionMnistBytes(const std::string& dir, int64_t train, int64_t queries,
+                                  IdxBytes* train_img, IdxBytes* test_img, std::string* error) {
+  for (const char* file : {"/train-images-idx3-ubyte.gz", "/t10k-images-idx3-ubyte.gz"}) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir + file, ec)) {
+      *error = "no " + dir + file +
+               " (set --dataset or $STRATA_FASHION_MNIST_DIR to the Fashion-MNIST folder)";
+      return false;
+    }
+  }
+  if (!ReadIdxUbyte(dir + "/train-images-idx3-ubyte.gz", 3, train, train_img, error) ||
+      !ReadIdxUbyte(dir + "/t10k-images-idx3-ubyte.gz", 3, queries, test_img, error)) {
+    return false;
+  }
+  if (train_img->count < train || test_img->count < queries) {
+    *error = dir + " holds " + std::to_string(train_img->count) + " training and " +
+             std::to_string(test_img->count) + " test images, fewer than " + std::to_string(train) +
+             " / " + std::to_string(queries);
+    return false;
+  }
+  if (train_img->item_size != test_img->item_size) {
+    *error = dir + ": training and test images differ in size";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace strata::testing
