@@ -38,6 +38,7 @@ const table::TableSnapshot& Snapshot() {
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> u(0.0f, 255.0f);
     std::vector<float> v(kDim);
+    std::vector<arrow::RecordBatchPtr> batches;
     for (int64_t start = 0; start < kRows; start += kBatchRows) {
       arrow::RecordBatchBuilder b(s.schema);
       for (int64_t r = start; r < start + kBatchRows; ++r) {
@@ -46,8 +47,9 @@ const table::TableSnapshot& Snapshot() {
         (void)b.column(1)->child(0)->AppendFloats(v.data(), kDim);
         (void)b.column(1)->AppendValid();
       }
-      s.batches.push_back(b.Finish().value());
+      batches.push_back(b.Finish().value());
     }
+    s.shard = shard::ViewOfBatches(s.schema, batches);
     s.num_rows = kRows;
     return s;
   }();
@@ -75,7 +77,7 @@ void BM_ReadVectors(benchmark::State& state) {
   const auto& snap = Snapshot();
   for (auto _ : state) {
     float acc[16] = {};
-    for (const auto& b : snap.batches) {
+    for (const auto& b : snap.shard->sources[0].batches) {
       const float* p = b->column(1).child(0).raw_values<float>();
       const int64_t n = b->num_rows() * kDim;
       for (int64_t i = 0; i + 16 <= n; i += 16) {
@@ -100,7 +102,7 @@ void BM_HttpQuery(benchmark::State& state) {
   auto srv = server::HttpServer::Start(opts);
   if (!srv.ok()) return state.SkipWithError(srv.status().ToString().c_str());
   httplib::Client cli("127.0.0.1", (*srv)->port());
-  auto stream = arrow::ipc::WriteStream(*snap.schema, snap.batches);
+  auto stream = arrow::ipc::WriteStream(*snap.schema, snap.shard->sources[0].batches);
   auto created =
       cli.Post("/v1/table/bench/create/", *stream, "application/vnd.apache.arrow.stream");
   if (!created || created->status != 200) return state.SkipWithError("create failed");

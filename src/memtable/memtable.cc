@@ -338,6 +338,13 @@ std::optional<int64_t> MemTable::Lookup(std::string_view key, int64_t watermark)
   return pk->Lookup(key, std::min(watermark, watermark_.load(std::memory_order_acquire)));
 }
 
+std::optional<int64_t> MemTable::LookupBefore(std::string_view key, int64_t limit) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const PrimaryKeyIndex* pk = indexes_.primary_key();
+  if (pk == nullptr) return std::nullopt;
+  return pk->Lookup(key, limit);
+}
+
 std::vector<int64_t> MemTable::SupersededRows(int64_t watermark) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   const PrimaryKeyIndex* pk = indexes_.primary_key();

@@ -122,6 +122,9 @@ class MemTable {
   std::optional<int64_t> Lookup(std::string_view key) const;
   /// Same, for rows < `watermark` (a Snapshot's num_rows), for reads at a snapshot.
   std::optional<int64_t> Lookup(std::string_view key, int64_t watermark) const;
+  /// Newest row position < `limit` whose encoded key is `key`, visible or not (the writer's
+  /// view, for marking the row a new version supersedes: shard/liveness.h), or nullopt.
+  std::optional<int64_t> LookupBefore(std::string_view key, int64_t limit) const;
   /// Ascending positions < `watermark` superseded by a newer row < `watermark` with the same
   /// key (what a flush writes to deletions.bin). Empty without key columns.
   std::vector<int64_t> SupersededRows(int64_t watermark) const;

@@ -103,7 +103,7 @@ Result<QueryResult> Scan(const table::TableSnapshot& snapshot, const ScanOptions
       }
       for (size_t b = 0; b < source.batches.size() && remaining > 0; ++b) {
         const int64_t n = source.batches[b]->num_rows();
-        const std::vector<uint8_t>& live = source.live[b];
+        const std::vector<uint8_t> live = source.LiveBits(b);
         int64_t i = 0;
         while (i < n && remaining > 0) {
           if (!BitIsSet(live, i)) {

@@ -482,7 +482,8 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
       while (next < candidates->size() && (*candidates)[next] < end) {
         rows.push_back((*candidates)[next++] - start);
       }
-      const std::vector<uint8_t>& live = source.live[b];
+      std::vector<uint8_t> live;  // needed for `_rowoffset` only
+      if (need_offsets) live = source.LiveBits(b);
       if (!rows.empty()) {
         const int64_t m = static_cast<int64_t>(rows.size());
         std::vector<arrow::ArrayDataPtr> cols(batch.columns().begin(),
@@ -523,7 +524,7 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
     const arrow::RecordBatch& batch = *source.batches[b];
     const int64_t n = batch.num_rows();
     const int64_t start = source.batch_starts[b];
-    const std::vector<uint8_t>& live = source.live[b];
+    const std::vector<uint8_t> live = source.LiveBits(b);
     const int64_t live_here = CountBits(live, n);
     if (live_here == 0) continue;
     if (need_ids) {
@@ -571,7 +572,7 @@ std::vector<int64_t> AcceptedRows::Positions() const {
     return out;
   }
   for (size_t b = 0; b < source_->batches.size(); ++b) {
-    const std::vector<uint8_t>& live = source_->live[b];
+    const std::vector<uint8_t> live = source_->LiveBits(b);
     const int64_t n = source_->batches[b]->num_rows();
     const int64_t start = source_->batch_starts[b];
     for (size_t byte = 0; byte < live.size(); ++byte) {
@@ -724,7 +725,7 @@ std::vector<uint64_t> SourceRowOffsets(const shard::ShardSnapshot& shard,
   for (size_t s = 0; s < shard.sources.size(); ++s) {
     source_base[s + 1] = source_base[s] + shard.sources[s].live_rows;
   }
-  std::map<uint32_t, std::vector<int64_t>> batch_base;
+  std::map<uint32_t, std::vector<std::pair<int64_t, std::vector<uint8_t>>>> batch_base;
   for (const SourceHit& hit : hits) {
     const shard::SourceView& source = shard.sources.at(hit.source);
     const auto [b, row] = source.Locate(hit.position);
@@ -734,16 +735,18 @@ std::vector<uint64_t> SourceRowOffsets(const shard::ShardSnapshot& shard,
     }
     auto it = batch_base.find(hit.source);
     if (it == batch_base.end()) {
-      std::vector<int64_t> bases(source.batches.size(), 0);
+      // Per batch: live rows before it, and its live bitmap.
+      std::vector<std::pair<int64_t, std::vector<uint8_t>>> bases(source.batches.size());
       int64_t acc = 0;
       for (size_t i = 0; i < source.batches.size(); ++i) {
-        bases[i] = acc;
-        acc += CountBits(source.live[i], source.batches[i]->num_rows());
+        bases[i].first = acc;
+        bases[i].second = source.LiveBits(i);
+        acc += CountBits(bases[i].second, source.batches[i]->num_rows());
       }
       it = batch_base.emplace(hit.source, std::move(bases)).first;
     }
-    const int64_t rank = source_base[hit.source] + it->second[static_cast<size_t>(b)] +
-                         CountBits(source.live[static_cast<size_t>(b)], row);
+    const auto& base = it->second[static_cast<size_t>(b)];
+    const int64_t rank = source_base[hit.source] + base.first + CountBits(base.second, row);
     out.push_back(static_cast<uint64_t>(rank));
   }
   return out;
@@ -751,22 +754,10 @@ std::vector<uint64_t> SourceRowOffsets(const shard::ShardSnapshot& shard,
 
 std::shared_ptr<const shard::ShardSnapshot> ShardOf(const table::TableSnapshot& snapshot) {
   if (snapshot.shard) return snapshot.shard;
-  auto shard = std::make_shared<shard::ShardSnapshot>();
+  auto shard = std::make_shared<shard::ShardSnapshot>();  // a failed snapshot: no rows
   shard->schema = snapshot.schema;
-  shard->batches = snapshot.batches;
-  shard->num_rows = snapshot.num_rows;
-  shard::SourceView v;
-  v.name = "snapshot";
-  for (const auto& b : snapshot.batches) {
-    if (b->num_rows() == 0) continue;
-    v.batches.push_back(b);
-    v.batch_starts.push_back(v.num_rows);
-    v.num_rows += b->num_rows();
-    std::vector<uint8_t> bits(static_cast<size_t>((b->num_rows() + 7) / 8), 0xff);
-    v.live.push_back(std::move(bits));
-  }
-  v.live_rows = v.num_rows;
-  shard->sources.push_back(std::move(v));
+  shard->storage_schema = snapshot.schema;
+  shard->visibility = std::make_shared<shard::Visibility>();
   return shard;
 }
 

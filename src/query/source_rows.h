@@ -72,7 +72,7 @@ class SnapshotFilter {
 };
 
 /// Which rows of one source a query may return: live rows (SourceView::IsLive) that pass the
-/// filter. Without a filter it reads the source's liveness bitmaps directly (no copy). With
+/// filter. Without a filter it reads the source's liveness directly (no copy). With
 /// one it uses, when the source holds them, the key index for equality / IN on the whole
 /// primary key (point lookup: bloom filter, then the key index) and a BTree index for a
 /// conjunct `col <op> literal`, `col BETWEEN`, `col IN`, `col IS [NOT] NULL` it covers, then
@@ -132,9 +132,8 @@ Result<std::vector<uint8_t>> FilterHits(const shard::ShardSnapshot& shard,
                                         const SnapshotFilter& filter,
                                         const std::vector<SourceHit>& hits);
 
-/// The shard snapshot of `snapshot`; for a TableSnapshot without one (built by hand, or a
-/// failed snapshot, which has no rows) a single source "snapshot" of generation 0 holding
-/// snapshot.batches, every row live.
+/// The shard snapshot of `snapshot`; for a TableSnapshot without one (a failed snapshot,
+/// which has no rows) an empty one of its schema.
 std::shared_ptr<const shard::ShardSnapshot> ShardOf(const table::TableSnapshot& snapshot);
 
 }  // namespace strata::query

@@ -291,7 +291,7 @@ Result<table::ColumnRewrite> PlanAlterColumns(const std::vector<ColumnAlteration
     if (a.nullable) {
       if (!*a.nullable && f.nullable) {
         int64_t nulls = 0;
-        for (const auto& b : source.snapshot.batches) nulls += b->column(idx).null_count();
+        for (const auto& b : source.batches) nulls += b->column(idx).null_count();
         if (nulls > 0) {
           return Status::Invalid(at + ".nullable: column '" + a.path + "' holds " +
                                  std::to_string(nulls) +

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <unordered_set>
 
 #include "arrow/builder.h"
@@ -11,7 +12,6 @@
 #include "memtable/hidden_columns.h"
 #include "memtable/memtable.h"
 #include "shard/batch_conformance.h"
-#include "shard/tier_merge.h"
 #include "sstable/index_files.h"
 #include "sstable/sstable_reader.h"
 #include "sstable/sstable_writer.h"
@@ -51,6 +51,12 @@ struct GenState {
   int64_t indexing = 0;  // puts still indexing their rows (guarded by mu_)
   int64_t rows = 0;      // rows inserted, pending ones included (guarded by mu_)
   std::atomic<uint64_t> last_wal_position{0};
+  /// Liveness of this generation's rows (marked by the writer under mu_; read lock-free);
+  /// the SSTable flushed from it keeps the same object.
+  std::shared_ptr<Liveness> live = std::make_shared<Liveness>();
+  /// (older generation, row) pairs this generation's rows superseded: its supersedes.bin
+  /// (guarded by mu_; final once frozen and settled).
+  std::vector<std::pair<uint64_t, int64_t>> cross_marks;
 };
 using GenPtr = std::shared_ptr<GenState>;
 
@@ -69,6 +75,7 @@ struct ShardWriter::Impl {
   GenPtr active;               // guarded by mu
   std::deque<GenPtr> frozen;   // guarded by mu: oldest first
   std::vector<std::shared_ptr<const sstable::SSTableReader>> sstables;  // mu: ascending gen
+  std::vector<std::shared_ptr<Liveness>> sstable_live;  // guarded by mu: parallel to sstables
   format::ShardManifest manifest;  // guarded by mu: newest committed by this writer
   Status sticky;                   // guarded by mu: Fenced / WriterPoisoned
   bool closed = false;             // guarded by mu
@@ -185,7 +192,201 @@ struct ShardWriter::Impl {
                   format::ShardManifest* committed,
                   std::shared_ptr<const sstable::SSTableReader>* reader);
   Status Replay(uint64_t start);
+
+  /// Marks what rows [begin, begin + lookup_rows) of generation `g` (just inserted, under
+  /// mu) supersede: for each, the newest older version of its key (same MemTable, then frozen
+  /// MemTables newest first, then SSTables newest first: bloom filter, then key index), and
+  /// the row itself when it is a tombstone. Rows past lookup_rows carry fresh `_rowid` keys
+  /// (no older version can exist). Holds mu.
+  void MarkRows(GenState& g, const std::vector<arrow::RecordBatchPtr>& batches, int64_t begin,
+                int64_t lookup_rows);
+  /// Liveness of every published SSTable at open: deletion vectors, tombstones and the
+  /// supersedes.bin of newer SSTables (probing keys for SSTables written without one).
+  Status LoadSSTableLiveness();
+  /// The read view at this instant (ShardSnapshot without index filtering). Holds mu.
+  ShardSnapshot BuildViewLocked() const;
 };
+
+void ShardWriter::Impl::MarkRows(GenState& g, const std::vector<arrow::RecordBatchPtr>& batches,
+                                 int64_t begin, int64_t lookup_rows) {
+  int64_t total = 0;
+  for (const auto& b : batches) total += b->num_rows();
+  g.live->EnsureRows(begin + total);
+  if (lookup_rows <= 0) return;
+  const std::vector<std::string> keys = g.mt->RowKeys(begin, begin + lookup_rows);
+  const int ts = layout.tombstone_column;
+  int64_t pos = begin;
+  for (const auto& b : batches) {
+    const arrow::Array tomb = b->column(ts);
+    for (int64_t i = 0; i < b->num_rows() && pos < begin + lookup_rows; ++i, ++pos) {
+      const uint64_t seq = RowAddress(g.generation, pos);
+      const std::string& key = keys[static_cast<size_t>(pos - begin)];
+      bool found = false;
+      if (auto p = g.mt->LookupBefore(key, pos)) {
+        g.live->Supersede(*p, seq);
+        found = true;
+      }
+      for (auto it = frozen.rbegin(); !found && it != frozen.rend(); ++it) {
+        GenState& f = **it;
+        if (f.generation >= g.generation) continue;
+        if (auto p = f.mt->LookupBefore(key, f.mt->num_rows())) {
+          if (f.live->Supersede(*p, seq)) g.cross_marks.emplace_back(f.generation, *p);
+          found = true;
+        }
+      }
+      for (size_t t = sstables.size(); !found && t-- > 0;) {
+        const auto& sst = sstables[t];
+        if (sst->generation() >= g.generation || !sst->MayContain(key)) continue;
+        if (auto hit = sst->Lookup(key)) {
+          if (sstable_live[t]->Supersede(hit->position, seq)) {
+            g.cross_marks.emplace_back(sst->generation(), hit->position);
+          }
+          found = true;
+        }
+      }
+      if (tomb.IsValid(i) && tomb.BoolValue(i)) g.live->Supersede(pos, seq);
+    }
+  }
+}
+
+Status ShardWriter::Impl::LoadSSTableLiveness() {
+  sstable_live.clear();
+  for (const auto& t : sstables) {
+    auto live = std::make_shared<Liveness>();
+    live->EnsureRows(t->num_rows());
+    for (uint32_t p : t->deletions().ToVector()) live->Supersede(p, Liveness::kDead);
+    const int ts = layout.tombstone_column;
+    int64_t base = 0;
+    for (const auto& b : t->batches()) {
+      const arrow::Array tomb = b->column(ts);
+      if (tomb.length() > 0) {
+        for (int64_t i = 0; i < b->num_rows(); ++i) {
+          if (tomb.IsValid(i) && tomb.BoolValue(i)) live->Supersede(base + i, Liveness::kDead);
+        }
+      }
+      base += b->num_rows();
+    }
+    sstable_live.push_back(std::move(live));
+  }
+  auto index_of = [&](uint64_t gen) -> int64_t {
+    for (size_t i = 0; i < sstables.size(); ++i) {
+      if (sstables[i]->generation() == gen) return static_cast<int64_t>(i);
+    }
+    return -1;
+  };
+  for (size_t i = 0; i < sstables.size(); ++i) {
+    const auto& t = sstables[i];
+    if (t->supersedes().has_value()) {
+      for (const auto& [gen, dv] : t->supersedes()->generations) {
+        const int64_t o = index_of(gen);
+        if (o < 0) continue;  // a generation no longer published
+        for (uint32_t p : dv.ToVector()) {
+          sstable_live[static_cast<size_t>(o)]->Supersede(p, Liveness::kDead);
+        }
+      }
+      continue;
+    }
+    // Written before supersedes.bin existed: probe each newest key against older SSTables.
+    const sstable::PkIndex& pk = t->pk_index();
+    for (int64_t k = 0; k < pk.size(); ++k) {
+      const std::string_view key = pk.key(k);
+      for (size_t o = i; o-- > 0;) {
+        if (!sstables[o]->MayContain(key)) continue;
+        if (auto hit = sstables[o]->Lookup(key)) {
+          sstable_live[o]->Supersede(hit->position, Liveness::kDead);
+          break;
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+ShardSnapshot ShardWriter::Impl::BuildViewLocked() const {
+  ShardSnapshot out;
+  out.schema = layout.user_schema;
+  out.storage_schema = layout.storage_schema;
+  out.rowid_column = layout.rowid_column;
+  out.index_specs = specs;
+  auto vis = std::make_shared<Visibility>();
+  std::vector<GenPtr> gens(frozen.begin(), frozen.end());
+  gens.push_back(active);
+  std::vector<memtable::MemTableSnapshot> snaps;
+  for (const auto& g : gens) {
+    snaps.push_back(g->mt->Snapshot());
+    vis->memtables.push_back({g->generation, snaps.back().num_rows});
+  }
+  out.visibility = vis;
+  uint64_t wal_position = manifest.replay_after_wal_entry_position();
+  auto current = [&](const std::shared_ptr<const index::ColumnIndex>& idx) {
+    for (const auto& spec : specs) {
+      if (spec.name == idx->spec().name && spec.uuid == idx->spec().uuid) return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < sstables.size(); ++i) {
+    const auto& t = sstables[i];
+    SourceView v;
+    v.name = "sstable gen " + std::to_string(t->generation());
+    v.generation = t->generation();
+    for (const auto& b : t->batches()) {
+      if (b->num_rows() == 0) continue;
+      v.batches.push_back(b);
+      v.batch_starts.push_back(v.num_rows);
+      v.num_rows += b->num_rows();
+    }
+    v.liveness = sstable_live[i];
+    v.visibility = vis;
+    v.live_rows = v.num_rows - sstable_live[i]->DeadIn(*vis);
+    for (auto& idx : t->indexes()) {
+      if (current(idx)) v.indexes.push_back(std::move(idx));
+    }
+    if (layout.rowid_column < 0) {
+      v.key_columns = layout.key_columns;
+      v.find_key = [t](std::string_view key) -> std::optional<int64_t> {
+        auto hit = t->Lookup(key);
+        if (!hit) return std::nullopt;
+        return hit->position;
+      };
+    }
+    out.num_rows += v.live_rows;
+    out.sources.push_back(std::move(v));
+  }
+  for (size_t i = 0; i < gens.size(); ++i) {
+    const GenPtr& g = gens[i];
+    // Taken after the rows: a complete index covers every row visible now, a superset.
+    std::vector<std::shared_ptr<const index::ColumnIndex>> indexes = g->mt->CompleteIndexes();
+    const memtable::MemTableSnapshot& m = snaps[i];
+    wal_position = std::max(wal_position, m.last_wal_position);
+    SourceView v;
+    v.memtable = true;
+    v.generation = g->generation;
+    v.name = "memtable gen " + std::to_string(g->generation) +
+             (i + 1 == gens.size() ? " (active)" : " (frozen)");
+    for (const auto& b : m.batches) {
+      if (b->num_rows() == 0) continue;
+      v.batches.push_back(b);
+      v.batch_starts.push_back(v.num_rows);
+      v.num_rows += b->num_rows();
+    }
+    v.liveness = g->live;
+    v.visibility = vis;
+    v.live_rows = v.num_rows - g->live->DeadIn(*vis);
+    for (auto& idx : indexes) {
+      if (current(idx)) v.indexes.push_back(std::move(idx));
+    }
+    if (layout.rowid_column < 0) {
+      v.key_columns = layout.key_columns;
+      v.find_key = [mt = g->mt, watermark = m.num_rows](std::string_view key) {
+        return mt->Lookup(key, watermark);
+      };
+    }
+    out.num_rows += v.live_rows;
+    out.sources.push_back(std::move(v));
+  }
+  out.last_wal_position = wal_position;
+  return out;
+}
 
 ShardWriter::ShardWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -237,6 +438,7 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
     }
     s.sstables.push_back(std::move(*r));
   }
+  STRATA_RETURN_IF_ERROR(s.LoadSSTableLiveness());
 
   // 3. Replay the WAL and write the fence sentinel at the tip.
   STRATA_RETURN_IF_ERROR(s.Replay(s.manifest.replay_after_wal_entry_position() + 1));
@@ -303,6 +505,8 @@ Status ShardWriter::Impl::Replay(uint64_t start) {
                                   shard_prefix + "': " + conformed.status().message());
       }
       STRATA_ASSIGN_OR_RETURN(auto range, cur->mt->InsertVisible(*conformed, entry.position));
+      // No reader exists yet: marking after the rows became visible is safe here.
+      MarkRows(*cur, *conformed, range.begin, range.end - range.begin);
       cur->rows += range.end - range.begin;
       cur->last_wal_position.store(entry.position);
       if (layout.rowid_column >= 0) {
@@ -430,6 +634,14 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   GenPtr g = active;
   STRATA_ASSIGN_OR_RETURN(memtable::RowRange range, g->mt->Insert(batches));
   next_rowid = rowid;  // assigned only once the rows are in the MemTable
+  // Liveness before visibility (shard/liveness.h): storage rows and every row of a
+  // primary-key table may supersede an older version; fresh `_rowid` rows cannot.
+  int64_t storage_count = 0;
+  for (size_t i = 0; i + user_rows.size() < batches.size(); ++i) {
+    storage_count += batches[i]->num_rows();
+  }
+  MarkRows(*g, batches, range.begin,
+           layout.rowid_column >= 0 ? storage_count : range.end - range.begin);
   const bool durable = options.durable_write;
   if (!durable) g->mt->MarkDurable(range.end, 0);
   std::atomic<uint64_t>* epoch_ptr = &visible_epoch;
@@ -719,6 +931,7 @@ void ShardWriter::Impl::FlusherLoop() {
     if (st.ok()) {
       manifest = std::move(committed);
       sstables.push_back(reader);
+      sstable_live.push_back(g->live);  // same marks, same positions
       // Definitions created while this generation was flushing.
       for (const auto& spec : specs) {
         bool has = false;
@@ -762,6 +975,12 @@ Status ShardWriter::Impl::FlushOne(const GenPtr& g,
   input.schema = layout.storage_schema;
   input.batches = snap.batches;
   input.key_columns = layout.key_columns;
+  {
+    // Frozen and settled: no row of g is inserted any more, so cross_marks is final.
+    std::map<uint64_t, format::DeletionVector> by_gen;
+    for (const auto& [gen, pos] : g->cross_marks) by_gen[gen].Add(static_cast<uint32_t>(pos));
+    for (auto& [gen, dv] : by_gen) input.supersedes.generations.emplace_back(gen, std::move(dv));
+  }
   // Every definition's index over exactly these rows: the MemTable's when complete (it holds
   // every row: nothing is pending or indexing), else built now.
   const auto entries = g->mt->IndexEntries();
@@ -903,10 +1122,14 @@ Status ShardWriter::SetIndexes(std::vector<index::IndexSpec> new_specs) {
 std::vector<IndexProgress> ShardWriter::IndexProgressAll() const {
   const Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
+  // Rows are counted as LanceDB does: the live rows of each source (not its physical row
+  // versions), read from a view built now.
+  const ShardSnapshot view = s.BuildViewLocked();
   std::vector<IndexProgress> out;
   for (const auto& spec : s.specs) {
     IndexProgress p;
     p.spec = spec;
+    size_t v = 0;
     for (const auto& t : s.sstables) {
       bool has = false;
       for (const auto& i : t->indexes()) {
@@ -915,7 +1138,7 @@ std::vector<IndexProgress> ShardWriter::IndexProgressAll() const {
           p.size_bytes += i->memory_bytes();
         }
       }
-      (has ? p.num_indexed_rows : p.num_unindexed_rows) += t->num_rows();
+      (has ? p.num_indexed_rows : p.num_unindexed_rows) += view.sources[v++].live_rows;
     }
     std::vector<GenPtr> gens(s.frozen.begin(), s.frozen.end());
     gens.push_back(s.active);
@@ -927,7 +1150,7 @@ std::vector<IndexProgress> ShardWriter::IndexProgressAll() const {
           p.size_bytes += e->index->memory_bytes();
         }
       }
-      (has ? p.num_indexed_rows : p.num_unindexed_rows) += g->mt->visible_rows();
+      (has ? p.num_indexed_rows : p.num_unindexed_rows) += view.sources[v++].live_rows;
     }
     out.push_back(std::move(p));
   }
@@ -991,38 +1214,11 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
     std::lock_guard<std::mutex> lock(s.cache_mu);
     if (s.cached && s.cached_epoch == epoch) return s.cached;
   }
-  TierSources sources;
-  std::vector<std::vector<std::shared_ptr<const index::ColumnIndex>>> indexes;  // per source
-  std::vector<index::IndexSpec> specs;
+  std::shared_ptr<const ShardSnapshot> shared;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    specs = s.specs;
-    for (const auto& t : s.sstables) {
-      sources.sstables.push_back(t);
-      indexes.push_back(t->indexes());
-    }
-    auto add_memtable = [&](const GenPtr& g) {
-      // Indexes first: one complete now covers every row of the snapshot taken after it.
-      indexes.push_back(g->mt->CompleteIndexes());
-      sources.memtables.push_back(g->mt->Snapshot());
-      sources.memtable_handles.push_back(g->mt);  // key lookups (SourceView::find_key)
-    };
-    for (const auto& f : s.frozen) add_memtable(f);
-    add_memtable(s.active);
-    sources.base_wal_position = s.manifest.replay_after_wal_entry_position();
+    shared = std::make_shared<const ShardSnapshot>(s.BuildViewLocked());
   }
-  STRATA_ASSIGN_OR_RETURN(ShardSnapshot merged, MergeTiers(s.layout, sources));
-  for (size_t i = 0; i < merged.sources.size() && i < indexes.size(); ++i) {
-    for (auto& idx : indexes[i]) {
-      bool current = false;
-      for (const auto& spec : specs) {
-        current |= spec.name == idx->spec().name && spec.uuid == idx->spec().uuid;
-      }
-      if (current) merged.sources[i].indexes.push_back(std::move(idx));
-    }
-  }
-  merged.index_specs = std::move(specs);
-  auto shared = std::make_shared<const ShardSnapshot>(std::move(merged));
   std::lock_guard<std::mutex> lock(s.cache_mu);
   if (s.cached_epoch < epoch) {
     s.cached = shared;

@@ -163,33 +163,44 @@ struct ShardWriterStats {
   std::array<uint64_t, kFlushSecondsBounds.size() + 1> flush_seconds_histogram{};
 };
 
-/// A consistent read view across tiers: live rows only (newest version per key, tombstones
-/// and older duplicates dropped), user columns only, oldest first (SSTables by generation,
-/// then frozen MemTables, then the active one; inside each, row position order).
+/// A consistent read view across tiers (DESIGN.md §6): the sources of the shard, oldest
+/// first (SSTables by generation, then frozen MemTables, then the active one), each with its
+/// rows below the view's watermark, its liveness as this view sees it (shard/liveness.h: the
+/// newest version per key, tombstones and older duplicates dead) and its complete indexes.
+/// Building one costs O(sources + MemTable batches) and copies no row data; rows are read
+/// from the sources through liveness (LiveBatches materialises them when a caller truly needs
+/// every live row).
 struct ShardSnapshot {
-  arrow::SchemaPtr schema;                     // the user schema (no hidden columns)
-  std::vector<arrow::RecordBatchPtr> batches;  // user columns of the live rows
-  /// Parallel to `batches`: the same live rows under the storage schema (hidden columns
-  /// included), for deletes by predicate.
-  std::vector<arrow::RecordBatchPtr> storage_batches;
-  /// Parallel to `batches`: the hidden `_rowid` (uint64) of each row for tables without a
-  /// primary key; empty for primary-key tables.
-  std::vector<arrow::ArrayDataPtr> row_ids;
-  int64_t num_rows = 0;
+  arrow::SchemaPtr schema;          // the user schema (no hidden columns)
+  arrow::SchemaPtr storage_schema;  // schema of the sources' batches
+  int rowid_column = -1;            // storage index of `_rowid` (no primary key), else -1
+  int64_t num_rows = 0;             // live rows (sum of the sources' live_rows)
   /// Newest WAL position whose rows are visible (0 = none); grows with every write.
   uint64_t last_wal_position = 0;
-  /// The same rows per source, oldest first (SSTables by generation, frozen MemTables, the
-  /// active MemTable), with liveness and indexes, for index-aware queries (DESIGN.md §6).
   std::vector<SourceView> sources;
+  /// What the view sees (shared by every source's SourceView::visibility).
+  std::shared_ptr<const Visibility> visibility;
   /// The table's index definitions at the snapshot.
   std::vector<index::IndexSpec> index_specs;
 };
 
+/// The live rows of `snapshot`, source by source in scan order, under the storage schema
+/// (`storage` true: hidden columns included) or the user schema. O(rows): for callers that
+/// need every live row (a column rewrite, tests), never for a query.
+/// Errors: Invalid from the filter kernel (a string column past 2 GiB).
+Result<std::vector<arrow::RecordBatchPtr>> LiveBatches(const ShardSnapshot& snapshot,
+                                                       bool storage = false);
+
+/// A view of one source "batches" (generation 0) holding `batches` of `schema` (user columns
+/// only, no hidden ones), every row live: for benchmarks and tests that query plain batches.
+std::shared_ptr<const ShardSnapshot> ViewOfBatches(arrow::SchemaPtr schema,
+                                                   std::vector<arrow::RecordBatchPtr> batches);
+
 /// Index progress of one definition across the sources of a shard (index/{n}/stats/).
 struct IndexProgress {
   index::IndexSpec spec;
-  int64_t num_indexed_rows = 0;    // rows of sources whose index is complete
-  int64_t num_unindexed_rows = 0;  // rows of sources without it (yet)
+  int64_t num_indexed_rows = 0;    // live rows of sources whose index is complete
+  int64_t num_unindexed_rows = 0;  // live rows of sources without it (yet)
   int64_t size_bytes = 0;          // memory of the complete indexes
 };
 
@@ -276,8 +287,8 @@ class ShardWriter {
   /// Idempotent.
   void close();
 
-  /// Live rows across tiers (see ShardSnapshot). Cached until the next visible change.
-  /// Errors: Invalid from the filter kernel (a string column past 2 GiB).
+  /// The read view across tiers (see ShardSnapshot): O(sources + MemTable batches), no row
+  /// copy. Cached until the next visible change. Errors: none today (Result for the future).
   Result<std::shared_ptr<const ShardSnapshot>> Snapshot() const;
   /// Newest WAL position whose rows are visible (0 = none).
   uint64_t last_wal_position() const;

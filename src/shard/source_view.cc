@@ -11,11 +11,26 @@ std::pair<int64_t, int64_t> SourceView::Locate(int64_t position) const {
   return {k, position - batch_starts[static_cast<size_t>(k)]};
 }
 
-bool SourceView::IsLive(int64_t position) const {
-  auto [k, i] = Locate(position);
-  if (k < 0) return false;
-  const auto& bits = live[static_cast<size_t>(k)];
-  return (bits[static_cast<size_t>(i >> 3)] >> (i & 7)) & 1;
+std::vector<uint8_t> SourceView::LiveBits(size_t k) const {
+  const int64_t n = batches[k]->num_rows();
+  const int64_t start = batch_starts[k];
+  std::vector<uint8_t> bits(static_cast<size_t>((n + 7) / 8), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (liveness == nullptr || liveness->IsLive(start + i, *visibility)) {
+      bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
+    }
+  }
+  return bits;
+}
+
+void SourceView::SetLiveRows(const std::vector<bool>& live) {
+  std::vector<int64_t> dead;
+  for (size_t i = 0; i < live.size(); ++i) {
+    if (!live[i]) dead.push_back(static_cast<int64_t>(i));
+  }
+  liveness = Liveness::WithDeadRows(num_rows, dead);
+  visibility = std::make_shared<Visibility>();
+  live_rows = num_rows - static_cast<int64_t>(dead.size());
 }
 
 const index::ColumnIndex* SourceView::FindIndex(int column, index::IndexKind kind) const {

@@ -60,6 +60,23 @@ Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore
   if (!bloom.ok()) return bloom.status().WithContext(where + "/" + kBloomFilterFile);
   r->bloom_ = std::move(*bloom);
 
+  auto sup_bytes = store.Get(SSTableFileKey(shard_prefix, dir_name, kSupersedesFile));
+  if (sup_bytes.ok()) {
+    r->num_bytes_ += static_cast<int64_t>(sup_bytes->size());
+    auto sup = format::Supersedes::Deserialize(*sup_bytes);
+    if (!sup.ok()) return sup.status().WithContext(where + "/" + kSupersedesFile);
+    for (const auto& [gen, dv] : sup->generations) {
+      if (gen >= generation) {
+        return Status::Corruption(where + "/" + kSupersedesFile + ": lists generation " +
+                                  std::to_string(gen) + ", not older than " +
+                                  std::to_string(generation));
+      }
+    }
+    r->supersedes_ = std::move(*sup);
+  } else if (!sup_bytes.status().IsNotFound()) {
+    return sup_bytes.status().WithContext(where + "/" + kSupersedesFile);
+  }
+
   // Cross-file consistency: every position refers to a row; each row is either the newest
   // of its key (pk index) or superseded (deletion vector), never both.
   if (!r->deletions_.empty()) {

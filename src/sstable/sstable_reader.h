@@ -1,5 +1,6 @@
 // Reader of one SSTable directory written by sstable_writer.h: loads data.arrow (all batches,
-// decoded eagerly), deletions.bin, pk_index.bin and bloom_filter.bin, validating each (IPC
+// decoded eagerly), deletions.bin, pk_index.bin, bloom_filter.bin and (when present)
+// supersedes.bin, validating each (IPC
 // reader bounds checks, checksums). Key lookups consult the bloom filter first, then the
 // primary-key index (DESIGN.md §6).
 // Maintained indexes (indices/, sstable/index_files.h) are loaded at Open; an index built
@@ -23,6 +24,7 @@
 #include "format/bloom_filter.h"
 #include "format/deletion_vector.h"
 #include "format/proto/shard_manifest.pb.h"
+#include "format/supersedes.h"
 #include "index/column_index.h"
 #include "io/object_store.h"
 #include "sstable/pk_index.h"
@@ -68,6 +70,9 @@ class SSTableReader {
   const format::DeletionVector& deletions() const { return deletions_; }
   const PkIndex& pk_index() const { return pk_index_; }
   const format::BloomFilter& bloom_filter() const { return bloom_; }
+  /// Rows of older generations this SSTable's rows superseded (supersedes.bin); nullopt for an
+  /// SSTable written before that file existed.
+  const std::optional<format::Supersedes>& supersedes() const { return supersedes_; }
 
   /// Bloom filter check only: false = key certainly absent.
   bool MayContain(std::string_view key) const { return bloom_.MayContain(key); }
@@ -97,6 +102,7 @@ class SSTableReader {
   format::DeletionVector deletions_;
   PkIndex pk_index_;
   format::BloomFilter bloom_ = format::BloomFilter::ForKeys(1);
+  std::optional<format::Supersedes> supersedes_;
   mutable std::mutex indexes_mu_;
   mutable std::vector<std::shared_ptr<const index::ColumnIndex>> indexes_;  // indexes_mu_
 };

@@ -86,7 +86,8 @@ std::string SSTableFileKey(const std::string& shard_prefix, const std::string& d
 Status RemoveSSTable(io::ObjectStore& store, const std::string& shard_prefix,
                      const std::string& dir_name) {
   Status first = RemoveIndexFiles(store, shard_prefix, dir_name);
-  for (const char* f : {kBloomFilterFile, kPkIndexFile, kDeletionsFile, kDataFile}) {
+  for (const char* f :
+       {kSupersedesFile, kBloomFilterFile, kPkIndexFile, kDeletionsFile, kDataFile}) {
     Status st = store.Remove(SSTableFileKey(shard_prefix, dir_name, f));
     if (!st.ok() && first.ok()) first = st;
   }
@@ -141,6 +142,7 @@ Result<format::SSTableEntry> WriteSSTable(io::ObjectStore& store, const std::str
       {kDeletionsFile, deletions.Serialize()},
       {kPkIndexFile, pk.Serialize()},
       {kBloomFilterFile, bloom.Serialize()},
+      {kSupersedesFile, input.supersedes.Serialize()},
   };
   int64_t bytes = 0;
   for (size_t i = 0; i < std::size(files); ++i) {

@@ -7,6 +7,8 @@
 //   pk_index.bin      sorted encoded keys -> newest row position (sstable/pk_index.h);
 //   bloom_filter.bin  bloom filter of the distinct keys, ~1% false positives
 //                     (format/bloom_filter.h);
+//   supersedes.bin    rows of older generations this generation's rows superseded
+//                     (format/supersedes.h; restores liveness at open, shard/liveness.h);
 //   indices/{name}/{uuid}.idx  one file per maintained index (sstable/index_files.h).
 // Every file is written with put_if_absent (a fresh random directory; a taken name is an
 // error, never an overwrite) and is durable before WriteSSTable returns, so the caller may then
@@ -24,6 +26,7 @@
 #include "arrow/type.h"
 #include "common/status.h"
 #include "format/proto/shard_manifest.pb.h"
+#include "format/supersedes.h"
 #include "index/column_index.h"
 #include "io/object_store.h"
 
@@ -33,6 +36,7 @@ inline constexpr char kDataFile[] = "data.arrow";
 inline constexpr char kDeletionsFile[] = "deletions.bin";
 inline constexpr char kPkIndexFile[] = "pk_index.bin";
 inline constexpr char kBloomFilterFile[] = "bloom_filter.bin";
+inline constexpr char kSupersedesFile[] = "supersedes.bin";
 
 /// "{random8}_gen_{generation}" with `random8` = 8 random hex digits.
 std::string NewSSTableDirName(uint64_t generation);
@@ -60,6 +64,8 @@ struct SSTableInput {
   /// Maintained indexes covering exactly these rows (positions = row order), written under
   /// indices/ (an HNSW holding no vector, e.g. a generation of tombstones, is not written).
   std::vector<std::shared_ptr<const index::ColumnIndex>> indexes;
+  /// Rows of older generations that these rows superseded (written as supersedes.bin).
+  format::Supersedes supersedes;
 };
 
 /// Writes the SSTable of `input` under `shard_prefix` and returns its manifest entry

@@ -206,17 +206,13 @@ TableSnapshot LocalTable::Snapshot() const {
   out.key_columns = shard_->key_columns();
   auto snap = shard_->Snapshot();
   if (!snap.ok()) {
-    // Only a >2 GiB string column can fail the merge; answer with no rows rather than wrong
-    // ones, and say so in the log.
+    // Answer with no rows rather than wrong ones, and say so in the log.
     spdlog::error("table '{}': snapshot failed: {}", name_, snap.status().ToString());
     out.version = manifest_.base_version() + shard_->last_wal_position();
     return out;
   }
   const shard::ShardSnapshot& s = **snap;
   out.version = manifest_.base_version() + s.last_wal_position;
-  out.batches = s.batches;
-  out.row_ids = s.row_ids;
-  out.storage_batches = s.storage_batches;
   out.num_rows = s.num_rows;
   out.shard = *snap;
   return out;

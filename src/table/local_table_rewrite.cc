@@ -92,9 +92,12 @@ Result<uint64_t> LocalTable::RewriteColumns(
   if (snapshot.shard == nullptr) {
     return Status::Internal("table '" + name_ + "': snapshot failed; column rewrite refused");
   }
+  // A rewrite reads every live row: materialise them once.
+  STRATA_ASSIGN_OR_RETURN(const std::vector<arrow::RecordBatchPtr> live,
+                          shard::LiveBatches(*snapshot.shard));
   STRATA_ASSIGN_OR_RETURN(
       ColumnRewrite rewrite,
-      plan(RewriteSource{snapshot, std::move(primary_key), std::move(indexes)}));
+      plan(RewriteSource{snapshot, live, std::move(primary_key), std::move(indexes)}));
   STRATA_RETURN_IF_ERROR(ValidateRewrite(rewrite));
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*rewrite.schema));
 
@@ -114,8 +117,8 @@ Result<uint64_t> LocalTable::RewriteColumns(
     return why;
   };
 
-  for (size_t i = 0; i < snapshot.batches.size(); ++i) {
-    const arrow::RecordBatchPtr& batch = snapshot.batches[i];
+  for (size_t i = 0; i < live.size(); ++i) {
+    const arrow::RecordBatchPtr& batch = live[i];
     if (batch->num_rows() == 0) continue;
     Result<arrow::RecordBatchPtr> out = rewrite.transform(batch, i);
     if (!out.ok()) return discard(out.status());

@@ -23,17 +23,12 @@ namespace strata::table {
 struct TableSnapshot {
   arrow::SchemaPtr schema;  // user columns only
   uint64_t version = 0;
-  std::vector<arrow::RecordBatchPtr> batches;
-  int64_t num_rows = 0;
-  /// Parallel to `batches`: the hidden `_rowid` (uint64) of each row for tables without a
-  /// primary key (query `with_row_id` returns it); empty for primary-key tables.
-  std::vector<arrow::ArrayDataPtr> row_ids;
-  /// Parallel to `batches`: the same rows with the hidden storage columns (for deletes).
-  std::vector<arrow::RecordBatchPtr> storage_batches;
-  /// Names of the key columns in `storage_batches` (primary key, or `_rowid`).
+  int64_t num_rows = 0;  // live rows
+  /// Names of the storage key columns (primary key, or `_rowid`).
   std::vector<std::string> key_columns;
-  /// The shard's snapshot (sources with liveness and indexes, index definitions); null only
-  /// when the snapshot failed (then the table reads as empty).
+  /// The shard's read view (sources with liveness and indexes, index definitions; no row
+  /// copies: shard::LiveBatches materialises rows for the rare caller that needs them all);
+  /// null only when the snapshot failed (then the table reads as empty).
   std::shared_ptr<const shard::ShardSnapshot> shard;
 };
 
@@ -55,7 +50,7 @@ struct ShardFlushResult {
 
 /// One atomic write produced by a read-modify-write (update/, delete/, merge_insert/).
 struct Mutation {
-  /// Rows under the storage schema (TableSnapshot::storage_batches' schema: user columns, then
+  /// Rows under the storage schema (shard::ShardSnapshot::storage_schema: user columns, then
   /// `_rowid` for tables without a primary key, then `_tombstone`) that keep the key they
   /// carry: replacement versions (`_tombstone` false) and tombstones (`_tombstone` true, other
   /// non-key columns null). Written first.
@@ -75,13 +70,15 @@ inline constexpr int64_t kRewriteChunkRows = 50000;
 /// lock, the declared primary key (empty: hidden `_rowid`) and the index definitions.
 struct RewriteSource {
   const TableSnapshot& snapshot;
+  /// The snapshot's live rows under the user schema (shard::LiveBatches).
+  const std::vector<arrow::RecordBatchPtr>& batches;
   std::vector<std::string> primary_key;
   std::vector<index::IndexSpec> indexes;
 };
 
 /// A column rewrite (add_columns/, alter_columns/, drop_columns/): the new user schema,
 /// primary key and index definitions, and `transform`, which maps live batch
-/// `snapshot.batches[index]` (old schema) to a batch of the same rows under `schema`.
+/// `RewriteSource::batches[index]` (old schema) to a batch of the same rows under `schema`.
 struct ColumnRewrite {
   arrow::SchemaPtr schema;
   std::vector<std::string> primary_key;

@@ -9,6 +9,7 @@
 
 #include "arrow/builder.h"
 #include "arrow/type.h"
+#include "shard/shard_writer.h"
 #include "table/table.h"
 
 namespace strata::query::testing {
@@ -52,10 +53,10 @@ inline arrow::RecordBatchPtr TestBatch(const arrow::SchemaPtr& schema, int32_t d
 inline table::TableSnapshot MakeSnapshot(arrow::SchemaPtr schema,
                                          std::vector<arrow::RecordBatchPtr> batches) {
   table::TableSnapshot s;
+  s.shard = shard::ViewOfBatches(schema, std::move(batches));
   s.schema = std::move(schema);
   s.version = 1;
-  for (const auto& b : batches) s.num_rows += b->num_rows();
-  s.batches = std::move(batches);
+  s.num_rows = s.shard->num_rows;
   return s;
 }
 

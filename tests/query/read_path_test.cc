@@ -271,6 +271,9 @@ TEST(ReadPathTest, BTreePathEqualsEvaluatingEveryRow) {
     std::mt19937 r(7);  // same data for both copies
     auto shard = std::make_shared<shard::ShardSnapshot>();
     shard->schema = schema;
+    shard->storage_schema = layout->storage_schema;
+    shard->rowid_column = layout->rowid_column;
+    shard->visibility = std::make_shared<shard::Visibility>();
     table::TableSnapshot snap;
     snap.schema = schema;
     int64_t next_id = 0;
@@ -278,10 +281,10 @@ TEST(ReadPathTest, BTreePathEqualsEvaluatingEveryRow) {
       shard::SourceView v;
       v.name = "source " + std::to_string(s);
       v.generation = static_cast<uint64_t>(s + 1);
+      std::vector<bool> live;
       for (int b = 0; b < 2; ++b) {
         arrow::RecordBatchBuilder builder(schema);
         const int rows = 150;
-        std::vector<uint8_t> bits((rows + 7) / 8, 0);
         for (int i = 0; i < rows; ++i) {
           EXPECT_TRUE(builder.column(0)->AppendInt(next_id++).ok());
           if (r() % 10 == 0) {
@@ -294,10 +297,7 @@ TEST(ReadPathTest, BTreePathEqualsEvaluatingEveryRow) {
           } else {
             EXPECT_TRUE(builder.column(2)->AppendInt(static_cast<int64_t>(r() % 100) - 20).ok());
           }
-          if (r() % 5 != 0) {
-            bits[static_cast<size_t>(i / 8)] |= static_cast<uint8_t>(1u << (i % 8));
-            ++v.live_rows;
-          }
+          live.push_back(r() % 5 != 0);
         }
         auto user = builder.Finish();
         EXPECT_TRUE(user.ok());
@@ -306,8 +306,8 @@ TEST(ReadPathTest, BTreePathEqualsEvaluatingEveryRow) {
         v.batch_starts.push_back(v.num_rows);
         v.num_rows += rows;
         v.batches.push_back(*storage);
-        v.live.push_back(bits);
       }
+      v.SetLiveRows(live);
       if (indexed) {
         for (const char* col : {"cat", "n"}) {
           auto idx = index::ColumnIndex::Build(BTree(col), *layout->storage_schema, v.batches);

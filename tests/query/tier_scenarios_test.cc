@@ -212,9 +212,6 @@ table::TableSnapshot WriterSnapshot(const shard::ShardWriter& w) {
   if (!snap.ok()) return out;
   const shard::ShardSnapshot& s = **snap;
   out.version = s.last_wal_position;
-  out.batches = s.batches;
-  out.row_ids = s.row_ids;
-  out.storage_batches = s.storage_batches;
   out.num_rows = s.num_rows;
   out.shard = *snap;
   return out;

@@ -86,6 +86,9 @@ inline table::TableSnapshot HandSnapshot(const arrow::SchemaPtr& user_schema,
   EXPECT_TRUE(layout.ok()) << layout.status().ToString();
   auto shard = std::make_shared<shard::ShardSnapshot>();
   shard->schema = user_schema;
+  shard->storage_schema = layout->storage_schema;
+  shard->rowid_column = layout->rowid_column;
+  shard->visibility = std::make_shared<shard::Visibility>();
   shard->index_specs = specs;
   table::TableSnapshot snap;
   snap.schema = user_schema;
@@ -103,19 +106,11 @@ inline table::TableSnapshot HandSnapshot(const arrow::SchemaPtr& user_schema,
       auto user = TierBatch(user_schema, part);
       auto storage = memtable::AddHiddenColumns(*layout, *user, hs.first_rowid + start);
       EXPECT_TRUE(storage.ok()) << storage.status().ToString();
-      std::vector<uint8_t> bits((end - start + 7) / 8, 0);
-      for (size_t i = start; i < end; ++i) {
-        const bool is_live = hs.live.empty() || hs.live[i];
-        if (is_live) {
-          bits[(i - start) / 8] |= static_cast<uint8_t>(1u << ((i - start) % 8));
-          ++v.live_rows;
-        }
-      }
       v.batch_starts.push_back(static_cast<int64_t>(start));
       v.batches.push_back(*storage);
-      v.live.push_back(std::move(bits));
     }
     v.num_rows = static_cast<int64_t>(hs.rows.size());
+    v.SetLiveRows(hs.live);
     for (const index::IndexSpec& spec : hs.indexed) {
       auto idx = index::ColumnIndex::Build(spec, *layout->storage_schema, v.batches);
       EXPECT_TRUE(idx.ok()) << idx.status().ToString();

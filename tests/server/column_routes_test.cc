@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "arrow/builder.h"
 #include "arrow/ipc/writer.h"
 #include "server/http_server.h"
@@ -102,7 +103,7 @@ class ColumnRoutesTest : public ::testing::Test {
     const int id_idx = snap.schema->GetFieldIndex("id");
     EXPECT_GE(idx, 0) << name;
     if (idx < 0) return out;
-    for (const auto& b : snap.batches) {
+    for (const auto& b : strata::testing::Live(snap)) {
       arrow::Array a = b->column(idx);
       for (int64_t i = 0; i < b->num_rows(); ++i) {
         const int64_t id = b->column(id_idx).Value<int64_t>(i);

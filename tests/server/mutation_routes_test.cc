@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "arrow/builder.h"
 #include "arrow/ipc/writer.h"
 #include "server/http_server.h"
@@ -122,7 +123,7 @@ class MutationRoutesTest : public ::testing::Test {
   RowMap Scan() {
     RowMap out;
     auto t = *ctx_.catalog->GetTable("default", "t");
-    for (const auto& b : t->Snapshot().batches) {
+    for (const auto& b : strata::testing::Live(t->Snapshot())) {
       arrow::Array id = b->column(0), name = b->column(1), n = b->column(2), p = b->column(3);
       for (int64_t i = 0; i < b->num_rows(); ++i) {
         Row r;

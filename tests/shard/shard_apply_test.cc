@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "../live_rows_util.h"
 #include "arrow/builder.h"
 #include "memtable/hidden_columns.h"
 #include "shard_test_util.h"
@@ -54,7 +55,7 @@ Result<std::unique_ptr<ShardWriter>> OpenKv(ShardFixture& f) {
 std::map<int64_t, std::optional<int64_t>> KvMap(const ShardWriter& w) {
   std::map<int64_t, std::optional<int64_t>> out;
   auto snap = *w.Snapshot();
-  for (const auto& b : snap->batches) {
+  for (const auto& b : strata::testing::Live(*snap)) {
     arrow::Array id = b->column(0), v = b->column(1);
     for (int64_t i = 0; i < b->num_rows(); ++i) {
       EXPECT_EQ(out.count(id.Value<int64_t>(i)), 0u) << "duplicate key " << id.Value<int64_t>(i);
@@ -106,8 +107,9 @@ TEST(ShardApply, RowIdTableKeepsKeysAndAssignsFreshOnes) {
   auto w = f.OpenOrDie();
   ASSERT_TRUE(w->Put({MakeBatch(0, 3)}).ok());  // _rowid 0, 1, 2
   auto snap = *w->Snapshot();
-  ASSERT_EQ(snap->storage_batches.size(), 1u);
-  const arrow::RecordBatch& stored = *snap->storage_batches[0];
+  ASSERT_EQ(strata::testing::Live(*snap, true).size(), 1u);
+  const auto stored_batches = strata::testing::Live(*snap, true);
+  const arrow::RecordBatch& stored = *stored_batches[0];
   auto layout = *memtable::MakeStorageLayout(w->schema(), {});
   // Replacement of row 0 (name changed, _rowid kept) and a tombstone of row 1.
   arrow::RecordBatchBuilder rb(w->storage_schema());
@@ -123,7 +125,7 @@ TEST(ShardApply, RowIdTableKeepsKeysAndAssignsFreshOnes) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   auto after = *w->Snapshot();
   std::map<uint64_t, std::pair<int64_t, std::string>> rows;  // _rowid -> (id, name)
-  for (const auto& b : after->storage_batches) {
+  for (const auto& b : strata::testing::Live(*after, true)) {
     arrow::Array id = b->column(0), name = b->column(1), rowid = b->column(3);
     for (int64_t i = 0; i < b->num_rows(); ++i) {
       rows[rowid.Value<uint64_t>(i)] = {id.Value<int64_t>(i), std::string(name.GetView(i))};
@@ -136,7 +138,7 @@ TEST(ShardApply, RowIdTableKeepsKeysAndAssignsFreshOnes) {
   ASSERT_TRUE(w->Put({MakeBatch(9, 1)}).ok());
   auto last = *w->Snapshot();
   uint64_t max_rowid = 0;
-  for (const auto& b : last->storage_batches) {
+  for (const auto& b : strata::testing::Live(*last, true)) {
     arrow::Array rowid = b->column(3);
     for (int64_t i = 0; i < b->num_rows(); ++i)
       max_rowid = std::max(max_rowid, rowid.Value<uint64_t>(i));

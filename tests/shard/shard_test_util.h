@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "io/fault_injecting_store.h"
 #include "io/local_object_store.h"
 #include "shard/shard_writer.h"
@@ -42,7 +43,7 @@ inline std::vector<int64_t> SortedIds(const ShardWriter& w) {
   auto snap = w.Snapshot();
   EXPECT_TRUE(snap.ok()) << snap.status().ToString();
   if (!snap.ok()) return {};
-  auto ids = strata::testing::Ids((*snap)->batches);
+  auto ids = strata::testing::Ids(strata::testing::Live(**snap));
   std::sort(ids.begin(), ids.end());
   return ids;
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "table/local_catalog.h"
 
 namespace strata::table {
@@ -42,7 +43,7 @@ TEST(Catalog, CreateModes) {
 
   auto ok = c->CreateTable("default", "t", TestSchema(), {MakeBatch(100, 1)}, CreateMode::kExistOk);
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(Ids((*ok)->Snapshot().batches), Range(0, 5));  // unchanged
+  EXPECT_EQ(Ids(strata::testing::Live((*ok)->Snapshot())), Range(0, 5));  // unchanged
 
   auto other_schema = std::make_shared<arrow::Schema>(
       std::vector<arrow::FieldPtr>{arrow::field("k", arrow::int64(), false)});
@@ -53,7 +54,7 @@ TEST(Catalog, CreateModes) {
   ASSERT_TRUE(over.ok()) << over.status().ToString();
   auto snap = (*over)->Snapshot();
   EXPECT_TRUE(snap.schema->Equals(*other_schema));
-  EXPECT_EQ(Ids(snap.batches, "k"), (std::vector<int64_t>{41, 42}));
+  EXPECT_EQ(Ids(strata::testing::Live(snap), "k"), (std::vector<int64_t>{41, 42}));
   EXPECT_GT(snap.version, before);
   // The handle taken before the overwrite sees the new state too (same table object).
   EXPECT_EQ((*t)->Snapshot().num_rows, 2);
@@ -82,7 +83,7 @@ TEST(Catalog, VersionsGrowAndSurviveRestart) {
   auto c = OpenCatalog(dir.path());
   auto t = *c->GetTable("default", "v");
   EXPECT_EQ(t->version(), versions.back());
-  EXPECT_EQ(Ids(t->Snapshot().batches), (std::vector<int64_t>{50, 51}));
+  EXPECT_EQ(Ids(strata::testing::Live(t->Snapshot())), (std::vector<int64_t>{50, 51}));
   EXPECT_GT(*t->Insert({MakeBatch(52, 1)}), versions.back());
   // Only the current shard's files remain after the overwrite.
   auto* local = dynamic_cast<LocalCatalog*>(c.get());
@@ -119,7 +120,7 @@ TEST(Catalog, ListSortedOddNamesDropAndRestart) {
     auto t = c->GetTable("default", n);
     ASSERT_TRUE(t.ok()) << n << ": " << t.status().ToString();
     EXPECT_EQ((*t)->name(), n);
-    EXPECT_EQ(Ids((*t)->Snapshot().batches), Range(id, 5)) << n;
+    EXPECT_EQ(Ids(strata::testing::Live((*t)->Snapshot())), Range(id, 5)) << n;
     id += 10;
   }
   // Drop removes the table and its files; other tables stay.
@@ -171,7 +172,7 @@ TEST(Catalog, InsertValidationChangesNothing) {
   ASSERT_TRUE(r.status().IsInvalid());
   EXPECT_NE(r.status().message().find("vector dimension 3"), std::string::npos);
   EXPECT_EQ(t->version(), v);
-  EXPECT_EQ(Ids(t->Snapshot().batches), Range(0, 2));
+  EXPECT_EQ(Ids(strata::testing::Live(t->Snapshot())), Range(0, 2));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "table/catalog.h"
 
 namespace strata::table {
@@ -97,7 +98,7 @@ TEST(CrashTest, AcknowledgedRowsSurviveSigkill) {
     ASSERT_TRUE(catalog.ok());
     auto table = (*catalog)->GetTable("default", "crash t");
     ASSERT_TRUE(table.ok()) << table.status().ToString();
-    auto ids = Ids((*table)->Snapshot().batches);
+    auto ids = Ids(strata::testing::Live((*table)->Snapshot()));
     std::vector<int64_t> sorted = ids;
     std::sort(sorted.begin(), sorted.end());
     ASSERT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end())

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "arrow/builder.h"
 #include "io/local_object_store.h"
 #include "table/catalog.h"
@@ -60,7 +61,7 @@ ColumnRewrite AddM(const RewriteSource& src) {
 /// id -> every other column's value (nullopt for null), checking ids are unique.
 std::map<int64_t, std::vector<std::optional<int64_t>>> Values(const Table& t) {
   std::map<int64_t, std::vector<std::optional<int64_t>>> out;
-  for (const auto& b : t.Snapshot().batches) {
+  for (const auto& b : strata::testing::Live(t.Snapshot())) {
     for (int64_t i = 0; i < b->num_rows(); ++i) {
       const int64_t id = b->column(0).Value<int64_t>(i);
       EXPECT_EQ(out.count(id), 0u) << "duplicate id " << id;
@@ -151,7 +152,7 @@ TEST_P(RewriteTest, KeyedTableStaysKeyedAndInsertsUseTheNewSchema) {
   ASSERT_TRUE(b.column(1)->AppendInt(-1).ok());
   ASSERT_TRUE(t->Insert({b.Finish().value()}).ok());
   int64_t rows = 0, fives = 0;
-  for (const auto& batch : t->Snapshot().batches) {
+  for (const auto& batch : strata::testing::Live(t->Snapshot())) {
     for (int64_t i = 0; i < batch->num_rows(); ++i, ++rows) {
       if (batch->column(0).Value<int64_t>(i) != 5) continue;
       ++fives;
@@ -226,7 +227,7 @@ TEST_P(RewriteTest, FailureChangesNothingAndLeavesNoShard) {
   // A transform failing after the first batch was written into the fresh shard.
   int calls = 0;
   auto r2 = t->RewriteColumns([&](const RewriteSource& s) -> Result<ColumnRewrite> {
-    EXPECT_GE(s.snapshot.batches.size(), 2u);
+    EXPECT_GE(s.batches.size(), 2u);
     ColumnRewrite r = AddM(s);
     auto inner = r.transform;
     r.transform = [&calls, inner](const arrow::RecordBatchPtr& b,
@@ -327,7 +328,7 @@ TEST(RewriteTiming, HundredThousandRows) {
   auto snap = t->Snapshot();
   EXPECT_EQ(snap.num_rows, 100000);
   int64_t sum = 0;
-  for (const auto& b : snap.batches) {
+  for (const auto& b : strata::testing::Live(snap)) {
     for (int64_t i = 0; i < b->num_rows(); ++i) sum += b->column(2).Value<int64_t>(i);
   }
   EXPECT_EQ(sum, 3 * (100000LL * 100001 / 2) + 1000LL * 100000);

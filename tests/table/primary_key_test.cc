@@ -7,6 +7,7 @@
 #include <map>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "arrow/builder.h"
 #include "table/catalog.h"
 
@@ -160,14 +161,14 @@ TEST(PrimaryKeyTable, CreateAndOverwriteUseTheSchemasKey) {
     auto snap = (*t)->Snapshot();
     EXPECT_EQ(snap.key_columns, std::vector<std::string>{"id"});
     std::map<int64_t, std::string> seen;
-    for (const auto& b : snap.batches) {
+    for (const auto& b : strata::testing::Live(snap)) {
       for (int64_t i = 0; i < b->num_rows(); ++i) {
         seen[b->column(0).Value<int64_t>(i)] = std::string(b->column(1).GetView(i));
       }
     }
     EXPECT_EQ(seen, (std::map<int64_t, std::string>{{1, "a1"}, {2, "b2"}, {3, "b3"}, {4, "b4"}}));
     int64_t n = 0;
-    for (const auto& b : snap.batches) n += b->num_rows();
+    for (const auto& b : strata::testing::Live(snap)) n += b->num_rows();
     EXPECT_EQ(n, 4);
 
     // Overwrite with a schema without the metadata: hidden _rowid, duplicates kept.
@@ -184,7 +185,7 @@ TEST(PrimaryKeyTable, CreateAndOverwriteUseTheSchemasKey) {
   auto snap2 = (*t2)->Snapshot();
   EXPECT_EQ(snap2.key_columns, std::vector<std::string>{"id"});
   int64_t n2 = 0;
-  for (const auto& b : snap2.batches) n2 += b->num_rows();
+  for (const auto& b : strata::testing::Live(snap2)) n2 += b->num_rows();
   EXPECT_EQ(n2, 2);  // 5 (newest wins) and 6
   ASSERT_NE((*t2)->schema()->field(0)->metadata.Get(kPrimaryKeyMetadataKey), nullptr);
 }

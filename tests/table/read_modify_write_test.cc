@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "arrow/builder.h"
 #include "table/catalog.h"
 
@@ -31,7 +32,7 @@ arrow::RecordBatchPtr CounterRows(const std::vector<std::pair<int64_t, int64_t>>
 
 std::map<int64_t, int64_t> Values(const Table& t) {
   std::map<int64_t, int64_t> out;
-  for (const auto& b : t.Snapshot().batches) {
+  for (const auto& b : strata::testing::Live(t.Snapshot())) {
     arrow::Array id = b->column(0), n = b->column(1);
     for (int64_t i = 0; i < b->num_rows(); ++i) {
       EXPECT_EQ(out.count(id.Value<int64_t>(i)), 0u) << "duplicate id " << id.Value<int64_t>(i);
@@ -44,7 +45,7 @@ std::map<int64_t, int64_t> Values(const Table& t) {
 /// A mutation replacing the row of `id` with n + 1 (read from the snapshot's storage rows,
 /// keeping its key: the primary key, or the hidden `_rowid`).
 Result<Mutation> Increment(const TableSnapshot& snap, int64_t id) {
-  for (const auto& b : snap.storage_batches) {
+  for (const auto& b : strata::testing::Live(snap, true)) {
     arrow::Array ids = b->column(0), n = b->column(1);
     for (int64_t i = 0; i < b->num_rows(); ++i) {
       if (ids.Value<int64_t>(i) != id) continue;

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "../io/storage_test_util.h"
+#include "../live_rows_util.h"
 #include "format/table_manifest.h"
 #include "io/local_object_store.h"
 #include "table/catalog.h"
@@ -192,7 +193,7 @@ TEST(CatalogRename, MovesTheTableClosesOldHandlesAndSurvivesRestart) {
 
     auto b = *c->GetTable("default", "ns$b");
     EXPECT_EQ(b->name(), "ns$b");
-    EXPECT_EQ(Ids(b->Snapshot().batches), Range(0, 7));
+    EXPECT_EQ(Ids(strata::testing::Live(b->Snapshot())), Range(0, 7));
     EXPECT_EQ(b->version(), version);  // a rename is not a new table version
     EXPECT_EQ(b->ListTags()->at("keep").version, version - 1);
     ASSERT_TRUE(b->Insert({MakeBatch(7, 1)}).ok());
@@ -203,7 +204,7 @@ TEST(CatalogRename, MovesTheTableClosesOldHandlesAndSurvivesRestart) {
   auto c = OpenCatalog(dir.path());
   EXPECT_EQ(*c->ListTables("default"), (std::vector<std::string>{"a", "ns$b", "taken"}));
   auto b = *c->GetTable("default", "ns$b");
-  EXPECT_EQ(Ids(b->Snapshot().batches), Range(0, 8));
+  EXPECT_EQ(Ids(strata::testing::Live(b->Snapshot())), Range(0, 8));
   EXPECT_EQ(b->version(), version);
   EXPECT_EQ((*c->GetTable("default", "a"))->Snapshot().num_rows, 0);
   // The committed manifest carries the new name.

@@ -1,0 +1,126 @@
+// Liveness of the rows of one read source (DESIGN.md §6): which rows of an SSTable or a
+// MemTable are superseded by a newer version of their key, or deleted by a tombstone, as seen
+// by a given read view. Maintained incrementally at write time (merge-on-write), never by
+// re-merging the tiers:
+//
+//  - Every row has a "superseded by" mark, a 64-bit sequence number: kNone (never superseded),
+//    kDead (dead in every view: a within-generation duplicate or a tombstone of a published
+//    SSTable, or a row superseded by a published generation, read from disk at open), or the
+//    address `generation << 32 | position` of the row version that superseded it (a newer
+//    row of the same key, or the tombstone itself for a tombstone row). Row addresses grow
+//    with insert order, so the marks of one source arrive in ascending order.
+//  - A mark is written once (kNone -> sequence) by the shard's single writer, under the shard
+//    lock, BEFORE the superseding row becomes visible (the MemTable watermark is published
+//    after it under the MemTable lock), so a reader that saw that row visible also sees the
+//    mark.
+//  - A read view (Visibility) says which row addresses are visible: every row of a published
+//    generation, and for each MemTable generation the rows below its watermark. A row is live
+//    in a view iff its mark is kNone or names a row the view does not see. So a view is a
+//    consistent snapshot of liveness without copying anything: building one costs
+//    O(number of sources), and a later write never changes what an earlier view sees.
+//  - Live counts: marks other than kDead are also appended to an ascending log; the dead rows
+//    of a view are the kDead count plus the log entries the view sees, counted with one binary
+//    search per MemTable generation: O(MemTables x log(marks)) per source, no row scan.
+//
+// The durable form: a flush writes, with the SSTable of generation g, the rows of older
+// generations that g's rows superseded (sstable/sstable_writer.h supersedes.bin); opening a
+// shard marks them kDead again, with the SSTable's deletion vector and tombstones.
+//
+// Storage: marks and log live in segments of 1,024 entries allocated on demand behind a
+// directory that grows by doubling, so readers index them without a lock while the writer
+// appends. Memory: 8 bytes per row plus 8 per mark (rounded up to 8 KiB segments).
+// Thread-safety: Supersede / EnsureRows are for the one writer (serialised by the caller);
+// every const method may run concurrently with them and with each other.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace strata::shard {
+
+/// Which row addresses one read view sees.
+struct Visibility {
+  struct MemGen {
+    uint64_t generation = 0;
+    int64_t watermark = 0;  // rows [0, watermark) of that MemTable are visible
+  };
+  /// MemTable generations of the view, ascending (frozen ones, then the active one). Every
+  /// generation below the first is published (an SSTable of the view) and wholly visible;
+  /// generations above the last are not visible. Empty: every address is visible.
+  std::vector<MemGen> memtables;
+
+  /// Whether the row at address `seq` (generation << 32 | position, or 0) is visible.
+  bool Visible(uint64_t seq) const;
+};
+
+/// A sequence number's parts.
+inline uint64_t RowAddress(uint64_t generation, int64_t position) {
+  return (generation << 32) | (static_cast<uint64_t>(position) & 0xffffffffULL);
+}
+
+class Liveness {
+ public:
+  static constexpr uint64_t kNone = ~0ULL;
+  static constexpr uint64_t kDead = 0;
+
+  Liveness();
+  ~Liveness();
+  Liveness(const Liveness&) = delete;
+  Liveness& operator=(const Liveness&) = delete;
+
+  /// A liveness of `rows` rows, every one live except `dead` (for tests and sources built by
+  /// hand).
+  static std::shared_ptr<Liveness> WithDeadRows(int64_t rows, const std::vector<int64_t>& dead);
+
+  /// Writer: makes rows [0, rows) addressable (new rows start kNone).
+  void EnsureRows(int64_t rows);
+  /// Writer: marks row `position` superseded by `by` (kDead or a row address) when it is not
+  /// marked yet; returns whether it changed. A mark is never changed later. `position` must be
+  /// below EnsureRows.
+  bool Supersede(int64_t position, uint64_t by);
+
+  /// The mark of row `position` (kNone when out of range).
+  uint64_t Mark(int64_t position) const;
+  /// Whether row `position` is live in `view`.
+  bool IsLive(int64_t position, const Visibility& view) const {
+    const uint64_t m = Mark(position);
+    return m == kNone || !view.Visible(m);
+  }
+  /// Rows marked dead that `view` sees as dead (kDead marks plus visible log entries).
+  int64_t DeadIn(const Visibility& view) const;
+  /// Marks set so far (any kind).
+  int64_t marks() const { return dead_count_.load(std::memory_order_acquire) + log_size(); }
+
+ private:
+  static constexpr int kSegBits = 10;  // 1,024 entries (8 KiB) per segment
+  static constexpr int64_t kSegSize = int64_t{1} << kSegBits;
+  /// A growable array of atomics readable without a lock: a directory of fixed segments;
+  /// growing publishes a larger directory (older ones are kept until destruction, at most
+  /// as many pointers again as the newest holds).
+  struct Segments {
+    struct Dir {
+      int64_t capacity = 0;  // segments
+      std::unique_ptr<std::atomic<std::atomic<uint64_t>*>[]> segs;
+    };
+    std::atomic<Dir*> dir{nullptr};
+    std::vector<std::unique_ptr<Dir>> dirs;                       // writer only
+    std::vector<std::unique_ptr<std::atomic<uint64_t>[]>> owned;  // writer only
+    /// Allocates segments so that [0, n) exist, new entries set to `fill`.
+    void Ensure(int64_t n, uint64_t fill);
+    std::atomic<uint64_t>* Slot(int64_t i) const;  // nullptr when not allocated
+  };
+  int64_t log_size() const { return log_size_.load(std::memory_order_acquire); }
+  uint64_t LogAt(int64_t i) const { return log_.Slot(i)->load(std::memory_order_relaxed); }
+  /// Log entries with sequence < `seq`.
+  int64_t LogBelow(uint64_t seq) const;
+
+  Segments marks_;
+  int64_t rows_ = 0;  // writer only
+  Segments log_;
+  std::atomic<int64_t> log_size_{0};
+  std::atomic<int64_t> dead_count_{0};  // kDead marks
+};
+
+}  // namespace strata::shard
