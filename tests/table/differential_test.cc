@@ -444,6 +444,9 @@ class DifferentialRun {
 
   // --- operations ---
   void RandomOp() {
+    // Long runs (make soak-diff) keep the table near kMaxRows live rows: checks cost O(rows).
+    constexpr size_t kMaxRows = 10000;
+    if (model_.rows.size() > kMaxRows && Chance(50)) return DeleteByPredicate();
     const int64_t p = Uniform(0, 99);
     if (p < 24 || model_.rows.empty()) return InsertNew();
     if (p < 42) return Upsert();
