@@ -7,7 +7,8 @@ JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
-.PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare
+.PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare \
+  soak-diff bench-read-view
 
 deps:
 	@bash scripts/install-deps
@@ -59,6 +60,17 @@ crash: deps
 	STRATA_CRASH_CYCLES=$(CRASH_CYCLES) $(BUILD)/strata_tests \
 	  --gtest_filter='CrashTest.*:ShardWriter.ThirtyRowsSurviveKill9'
 
+# Long run of the randomised differential read-path test (tests/table/differential_test.cc):
+# DIFF_STEPS steps (default 50,000) per table (primary key and _rowid), seed DIFF_SEED
+# (default: the time; a failure prints the seed to rerun with).
+DIFF_STEPS ?= 50000
+DIFF_SEED ?= $(shell date +%s)
+soak-diff: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target strata_tests
+	STRATA_DIFF_STEPS=$(DIFF_STEPS) STRATA_DIFF_SEED=$(DIFF_SEED) $(BUILD)/strata_tests \
+	  --gtest_filter='Differential.PrimaryKey:Differential.RowId'
+
 # libFuzzer on every target (IPC reader, BTree and FTS index files, tokenizer) for FUZZ_SECONDS
 # each (default 300); new inputs go to build/fuzz/corpus/{target}.
 fuzz: fuzz-build
@@ -79,6 +91,13 @@ bench: build
 	$(BUILD)/wal_put_bench
 	$(BUILD)/hnsw_bench
 	$(BUILD)/fts_bench
+
+# Cost of building a read view after a 1-row write at 100k and 1M flushed rows, and the
+# 1M / 100k ratio (bench/read_view_bench.cc).
+bench-read-view: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target read_view_bench
+	$(BUILD)/read_view_bench
 
 # REST benchmark (bench/rest_bench.mjs --help): req/s, p50/p99 and server CPU for 1-row and
 # 1,000-row inserts, k=10 vector and FTS queries at 1/8/32 connections (~2.5 min); the Node
