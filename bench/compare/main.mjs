@@ -10,7 +10,7 @@
 // Usage: node bench/compare/main.mjs --strata build/release/strata [--train 60000]
 //          [--queries 1000] [--quick] [--only ingest,vector,freshness,fts,flush,sww] [--out DIR]
 //          [--no-report] [--docs] [--single-rows N] [--flush-rate R] [--keep]
-//          [--sww-rows 50000,500000,1000000] [--sww-queries Q]
+//          [--sww-rows 50000,500000,1000000] [--sww-queries Q] [--sww-budget S]
 //   --strata      the strata binary; its directory is the build dir holding knn_ground_truth
 //                 (exact ground truth, required for recall) and hnswlib_sweep (optional)
 //   --tools DIR   where knn_ground_truth and hnswlib_sweep are (default: the strata binary's dir)
@@ -231,7 +231,7 @@ function printTables(res) {
           fmt(e.rss_start_kib / 1024, 0), fmt(e.rss_end_kib / 1024, 0), fmt(e.load_avg_1m, 2)]));
     }
     table("search while writing: Strata's targets (ms; raw = read-after-write add + k=1 search)",
-      ["system", "max writing/idle p50 (<= 1.5)", "max raw p99 ms (<= 5)", "raw p50 largest/smallest size (<= 1.5)", "raw misses"],
+      ["system", "max writing/idle p50 (<= 1.5)", "max raw p99 ms (<= 5)", "raw p50 largest size / 50k or smallest (<= 1.5)", "raw misses"],
       (w.summary ?? []).map((e) => [e.system, fmt(e.max_writing_over_idle_p50, 2), fmt(e.max_raw_p99_ms, 2),
         e.raw_p50_growth === null ? "- (one size)" : `${fmt(e.raw_p50_growth, 2)} (${e.raw_p50_growth_rows.join(" -> ")})`,
         e.raw_misses]));

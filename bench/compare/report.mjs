@@ -266,7 +266,7 @@ function swwSection(sww) {
   if (Array.isArray(sww.summary) && sww.summary.length) {
     lines.push("", "Strata's targets, per system (worst size point):", "");
     lines.push(table(["system", "writing / idle p50 (target ≤ 1.5×)", "raw p99 ms (target ≤ 5)",
-      "raw p50 largest / smallest size (target ≤ 1.5×)", "raw misses"],
+      "raw p50 largest size / 50,000 rows (else the smallest; target ≤ 1.5×)", "raw misses"],
       sww.summary.map((e) => [e.system, ratio(e.max_writing_over_idle_p50, 1), fmt(e.max_raw_p99_ms),
         e.raw_p50_growth === null || e.raw_p50_growth === undefined ? "– (one size)"
           : `${ratio(e.raw_p50_growth, 1)} (${e.raw_p50_growth_rows.map((n) => fmt(n)).join(" → ")})`,

@@ -4,7 +4,7 @@
 // [-1, 1)^128, points = centre + N(0, 0.25^2) per dimension; mulberry32 + Box-Muller), int64 `id`.
 // Every stream is deterministic, so both systems get the same rows, queries and writes.
 //
-// Each system gets its own store (Strata: a dedicated `strata serve` process, so its RSS is this
+// Each system gets its own store (Strata: a dedicated `strata serve` process with --server-args, so its RSS is this
 // workload's alone; LanceDB: its own directory) and ONE table that grows through the size points
 // (default 50,000, 500,000 and 1,000,000 rows; --quick 20,000; `--sww-rows a,b,c`):
 // - Strata: `createEmptyTable` with `id` declared as primary key (field metadata
