@@ -2,13 +2,15 @@
 // `make bench-compare`: Strata (remote mode, `strata serve`) against LanceDB OSS local
 // (@lancedb/lancedb 0.31.0, `connect(dir)`) on the same machine, data and client API, in one run
 // (issue 7). Workloads, in order: ingest, vector (recall-QPS sweep, plus the in-process hnswlib
-// reference `<buildDir>/hnswlib_sweep`), freshness, fts (WordNet; fts.mjs), flush.
+// reference `<buildDir>/hnswlib_sweep`), freshness, fts (WordNet; fts.mjs), flush, sww (search
+// while writing on synthetic clustered 128-d vectors at growing sizes; search_while_writing.mjs).
 // Writes DIR/results.json (read by report.mjs), prints the tables with Strata/LanceDB
 // ratios, then runs report.mjs (markdown + charts) unless --no-report.
 //
 // Usage: node bench/compare/main.mjs --strata build/release/strata [--train 60000]
-//          [--queries 1000] [--quick] [--only ingest,vector,freshness,fts,flush] [--out DIR]
+//          [--queries 1000] [--quick] [--only ingest,vector,freshness,fts,flush,sww] [--out DIR]
 //          [--no-report] [--docs] [--single-rows N] [--flush-rate R] [--keep]
+//          [--sww-rows 50000,500000,1000000] [--sww-queries Q] [--sww-budget S]
 //   --strata      the strata binary; its directory is the build dir holding knn_ground_truth
 //                 (exact ground truth, required for recall) and hnswlib_sweep (optional)
 //   --tools DIR   where knn_ground_truth and hnswlib_sweep are (default: the strata binary's dir)
@@ -21,6 +23,10 @@
 //   --flush-rate R   the flush workload's writer target, rows/s (default 2000, same for both)
 //   --flush-budget S no new flush/optimize call after S seconds of the phase (default 300)
 //   --server-args "A B"  extra `strata serve` flags (e.g. "--max-memtable-rows 1000" for more tiers)
+//   --sww-rows L   search-while-writing size points, comma-separated rows (default
+//                  50000,500000,1000000; --quick 20000); one table per system grows through them
+//   --sww-queries Q  searches per sww phase and read-after-write pairs (default 1000; quick 200)
+//   --sww-budget S   each sww phase stops after S seconds even if short of Q (default 120; quick 5)
 //   --keep        keep the temporary data directories (printed) instead of removing them
 import fs from "node:fs";
 import os from "node:os";
@@ -35,7 +41,7 @@ import { openStrata, openLance } from "./systems.mjs";
 process.env.LANCEDB_LOG ??= "error";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const WORKLOADS = ["ingest", "vector", "freshness", "fts", "flush"];
+const WORKLOADS = ["ingest", "vector", "freshness", "fts", "flush", "sww"];
 
 function usage(msg) {
   if (!msg) {
@@ -52,7 +58,8 @@ function usage(msg) {
   }
   console.error(`error: ${msg}`);
   console.error("usage: node bench/compare/main.mjs --strata PATH [--train N] [--queries Q] [--quick] " +
-    "[--only ingest,vector,freshness,fts,flush] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep]");
+    "[--only ingest,vector,freshness,fts,flush,sww] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep] " +
+    "[--sww-rows N,N,...] [--sww-queries Q] [--sww-budget S]");
   process.exit(2);
 }
 
@@ -94,6 +101,12 @@ function parseArgs(argv) {
     else if (a === "--single-rows") o.singleRows = int(val(), 1, 60000);
     else if (a === "--flush-rate") o.flushRate = int(val(), 100, 1000000);
     else if (a === "--flush-budget") o.flushBudgetSeconds = int(val(), 1, 86400);
+    else if (a === "--sww-rows") {
+      const list = val();
+      o.swwRows = list.split(",").filter(Boolean).map((v) => int(v, 1000, 100000000));
+      if (o.swwRows.length === 0) usage("--sww-rows needs at least one size");
+    } else if (a === "--sww-queries") o.swwQueries = int(val(), 10, 100000);
+    else if (a === "--sww-budget") o.swwBudgetSeconds = int(val(), 1, 86400);
     else if (a === "-h" || a === "--help") usage();
     else usage(`unknown argument ${a}`);
   }
@@ -204,6 +217,25 @@ function printTables(res) {
     const l = res.flush.find((e) => e.system === "lancedb");
     if (s && l) console.log(`flush ratio Strata/LanceDB: p50 latency ${fmt(s.p50_ms / l.p50_ms, 3)} (writers paced to the same target)`);
   }
+  if (res.sww?.runs?.length) {
+    const w = res.sww;
+    for (const system of [...new Set(w.runs.map((e) => e.system))]) {
+      const rs = w.runs.filter((e) => e.system === system);
+      table(`search while writing: ${system} (ms; ${rs[0].rss_process} RSS; k=10, up to ${w.params.queries} queries per phase ` +
+        `or ${w.params.budget_seconds} s, writer 1 row / ${w.params.write_interval_ms} ms)`,
+        ["rows", "table rows", "idle p50", "idle p99", "writing q", "writing p50", "writing p99", "w/idle p50", "writer rows", "writer rows/s",
+          "raw p50", "raw p99", "raw misses", "RSS start MiB", "RSS end MiB", "load"],
+        rs.map((e) => [e.rows, e.table_rows, fmt(e.idle_p50_ms, 2), fmt(e.idle_p99_ms, 2), e.writing_queries, fmt(e.writing_p50_ms, 2),
+          fmt(e.writing_p99_ms, 2), fmt(e.writing_over_idle_p50, 2), e.writer_rows, fmt(e.writer_rows_per_s),
+          fmt(e.raw_p50_ms, 2), fmt(e.raw_p99_ms, 2), `${e.raw_misses}/${e.raw_pairs}`,
+          fmt(e.rss_start_kib / 1024, 0), fmt(e.rss_end_kib / 1024, 0), fmt(e.load_avg_1m, 2)]));
+    }
+    table("search while writing: Strata's targets (ms; raw = read-after-write add + k=1 search)",
+      ["system", "max writing/idle p50 (<= 1.5)", "max raw p99 ms (<= 5)", "raw p50 largest size / 50k or smallest (<= 1.5)", "raw misses"],
+      (w.summary ?? []).map((e) => [e.system, fmt(e.max_writing_over_idle_p50, 2), fmt(e.max_raw_p99_ms, 2),
+        e.raw_p50_growth === null ? "- (one size)" : `${fmt(e.raw_p50_growth, 2)} (${e.raw_p50_growth_rows.join(" -> ")})`,
+        e.raw_misses]));
+  }
 }
 
 // ------------------------------------------------------------------ main
@@ -255,6 +287,9 @@ async function main() {
       flush_writer_rows_per_s_target: opts.flushRate ?? 2000,
       flush_budget_seconds: opts.flushBudgetSeconds ?? 300,
       strata_server_args: opts.serverArgs ?? [],
+      sww_rows: opts.swwRows ?? null,
+      sww_queries: opts.swwQueries ?? null,
+      sww_budget_seconds: opts.swwBudgetSeconds ?? null,
       strata_index: "Index.hnswSq({m: 16, efConstruction: 100}) before any row (HNSW maintained while writing)",
       lancedb_indexes: "Index.hnswSq() and Index.ivfPq() with the client's defaults, after loading",
     },
@@ -268,7 +303,8 @@ async function main() {
     opts,
     lancedb,
     arrow,
-    fashion: loadFashionMnist(),
+    // Fashion-MNIST feeds ingest / vector / freshness / flush; fts and sww bring their own data.
+    fashion: opts.only.some((w) => ["ingest", "vector", "freshness", "flush"].includes(w)) ? loadFashionMnist() : null,
     gt: null,
     gtFile: null,
     state: {},
@@ -285,7 +321,7 @@ async function main() {
       return s;
     },
   };
-  const results = { meta, ingest: [], vector: [], freshness: [], fts: null, flush: [] };
+  const results = { meta, ingest: [], vector: [], freshness: [], fts: null, flush: [], sww: null };
   const file = path.join(opts.out, "results.json");
   // Written after every workload (and kept on failure), so a late error or Ctrl-C keeps what
   // was measured; meta.completed says which workloads finished.
@@ -343,6 +379,11 @@ async function main() {
       const { run } = await import("./flush.mjs");
       results.flush = await run(ctx);
       checkpoint("flush");
+    }
+    if (opts.only.includes("sww")) {
+      const { run } = await import("./search_while_writing.mjs");
+      results.sww = await run(ctx);
+      checkpoint("sww");
     }
   } finally {
     await cleanup();

@@ -245,6 +245,36 @@ function flushSection(flush) {
   return lines.join("\n");
 }
 
+function swwSection(sww) {
+  if (!sww || !Array.isArray(sww.runs) || sww.runs.length === 0) return notRun("Search while writing");
+  const p = sww.params || {};
+  const lines = ["### 6. Search while writing (synthetic clustered 128-d vectors)", ""];
+  lines.push(`${fmt(p.clusters)} Gaussian clusters, ${p.dim}-d, k = ${p.k}. Idle and while-writing phases: the ` +
+    `${fmt(p.queries)} queries, cycled for at least ${fmt(p.phase_min_seconds)} s; every phase (and the ` +
+    `${fmt(p.queries)} read-after-write pairs) stops after ${fmt(p.budget_seconds)} s. Writer: 1 row every ` +
+    `${p.write_interval_ms} ms on another connection, one add in flight. ` +
+    "Latencies in ms; raw = read-after-write (add 1 row, then a k = 1 search for its exact vector). " +
+    "RSS: Strata's server process; LanceDB's figure is the Node process embedding it (and the driver).", "");
+  lines.push(table(["system", "rows", "table rows", "searches idle / writing", "idle p50 / p99", "writing p50 / p99",
+    "writing / idle p50", "writer rows (rows/s)", "raw p50 / p99", "raw misses", "RSS start → end MiB", "load avg (1 min)"],
+    sww.runs.map((r) => [r.system, fmt(r.rows), fmt(r.table_rows), `${fmt(r.idle_queries)} / ${fmt(r.writing_queries)}`,
+      `${fmt(r.idle_p50_ms)} / ${fmt(r.idle_p99_ms)}`,
+      `${fmt(r.writing_p50_ms)} / ${fmt(r.writing_p99_ms)}`, ratio(r.writing_p50_ms, r.idle_p50_ms),
+      `${fmt(r.writer_rows)} (${fmt(r.writer_rows_per_s)})`, `${fmt(r.raw_p50_ms)} / ${fmt(r.raw_p99_ms)}`,
+      `${fmt(r.raw_misses)} / ${fmt(r.raw_pairs)}`,
+      `${fmt(r.rss_start_kib / 1024, 0)} → ${fmt(r.rss_end_kib / 1024, 0)}`, fmt(r.load_avg_1m, 2)])));
+  if (Array.isArray(sww.summary) && sww.summary.length) {
+    lines.push("", "Strata's targets, per system (worst size point):", "");
+    lines.push(table(["system", "writing / idle p50 (target ≤ 1.5×)", "raw p99 ms (target ≤ 5)",
+      "raw p50 largest size / 50,000 rows (else the smallest; target ≤ 1.5×)", "raw misses"],
+      sww.summary.map((e) => [e.system, ratio(e.max_writing_over_idle_p50, 1), fmt(e.max_raw_p99_ms),
+        e.raw_p50_growth === null || e.raw_p50_growth === undefined ? "– (one size)"
+          : `${ratio(e.raw_p50_growth, 1)} (${e.raw_p50_growth_rows.map((n) => fmt(n)).join(" → ")})`,
+        fmt(e.raw_misses)])));
+  }
+  return lines.join("\n");
+}
+
 /** The whole markdown report (everything that goes between the markers). */
 export function renderMarkdown(results, { pngPrefix = "" } = {}) {
   const parts = [
@@ -256,6 +286,7 @@ export function renderMarkdown(results, { pngPrefix = "" } = {}) {
     vectorSection(results),
     ftsSection(results.fts),
     flushSection(results.flush),
+    swwSection(results.sww),
   ];
   if (pngPrefix) {
     parts.push(`![recall vs QPS](${pngPrefix}recall_qps.png)\n\n![ingest](${pngPrefix}ingest.png)`);

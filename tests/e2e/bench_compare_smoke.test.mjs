@@ -4,8 +4,10 @@
 // ingest and vector workloads, every recorded figure is a finite positive number, and Strata's
 // indexed search at its default ef with 1 client reaches recall@10 >= 0.9 against exact ground
 // truth (a repeated id counts once, so duplicate rows from the tier merge lower it; the server
-// seals 1,000-row MemTables so the table spans several SSTables). Timings are reported, never
-// asserted.
+// seals 1,000-row MemTables so the table spans several SSTables). The search-while-writing
+// workload runs at its --quick size (20,000 synthetic 128-d rows): both systems report finite
+// positive figures and Strata's read-after-write (add one row, then a k = 1 search for its
+// exact vector) never misses the row just written. Timings are reported, never asserted.
 //
 // Env: STRATA_BIN = the strata binary; the exact ground truth comes from
 // dirname(STRATA_BIN)/knn_ground_truth (built by the same build as strata).
@@ -69,7 +71,7 @@ test("bench-compare --quick: both systems ingest and search; Strata recall@10 >=
   assert.equal(res.meta.params.train, TRAIN);
   assert.equal(res.meta.params.queries, QUERIES);
   assert.deepEqual(res.meta.params.strata_server_args, ["--max-memtable-rows", "1000"]);
-  assert.deepEqual(res.meta.completed, ["ingest", "vector", "freshness", "fts", "flush"]);
+  assert.deepEqual(res.meta.completed, ["ingest", "vector", "freshness", "fts", "flush", "sww"]);
 
   for (const system of ["strata", "lancedb"]) {
     const ing = res.ingest.filter((e) => e.system === system);
@@ -82,13 +84,35 @@ test("bench-compare --quick: both systems ingest and search; Strata recall@10 >=
   }
   // index_seconds (Strata's waitForIndex: ~0 when the index is maintained) and counters may be 0.
   const zeroOk = new Set(["index_seconds", "writer_errors", "not_visible", "load_avg_start", "load_avg_end",
-    "mean_top10_overlap", "identical_top10_fraction"]);
+    "mean_top10_overlap", "identical_top10_fraction", "raw_misses", "load_avg_1m"]);
   for (const section of ["ingest", "vector", "freshness", "flush"]) {
     for (const [i, e] of (res[section] ?? []).entries()) checkFigures(`${section}[${i}]`, e, zeroOk);
   }
   if (res.fts) {
     for (const part of ["build", "runs"]) for (const [i, e] of (res.fts[part] ?? []).entries()) checkFigures(`fts.${part}[${i}]`, e, zeroOk);
   }
+
+  // Search while writing: one quick size point per system, every figure finite and positive
+  // (the miss examples are checked through raw_misses), the writer wrote, and Strata's
+  // read-after-write found every row it had just written.
+  assert.deepEqual(res.sww.params.sizes, [20000]);
+  for (const system of ["strata", "lancedb"]) {
+    const runs = res.sww.runs.filter((e) => e.system === system);
+    assert.equal(runs.length, 1, `sww ${system}: ${runs.length} size points`);
+    for (const { raw_miss_examples: _ex, ...e } of runs) {
+      checkFigures(`sww.${system}`, e, zeroOk);
+      assert.ok(e.table_rows >= e.rows, `sww ${system}: ${e.table_rows} rows in the table, want >= ${e.rows}`);
+      assert.ok(e.writer_rows > 0, `sww ${system}: the writer added no rows`);
+      assert.ok(e.rss_start_kib > 0 && e.rss_end_kib > 0, `sww ${system}: RSS ${e.rss_start_kib} / ${e.rss_end_kib}`);
+      t.diagnostic(`sww ${system}: idle p50 ${e.idle_p50_ms.toFixed(2)} ms, writing p50 ${e.writing_p50_ms.toFixed(2)} ms, ` +
+        `read-after-write p50 ${e.raw_p50_ms.toFixed(2)} / p99 ${e.raw_p99_ms.toFixed(2)} ms, ${e.raw_misses} misses`);
+    }
+  }
+  for (const e of res.sww.summary) checkFigures(`sww.summary.${e.system}`, e, zeroOk);
+  const swwStrata = res.sww.runs.find((e) => e.system === "strata");
+  assert.equal(swwStrata.raw_misses, 0,
+    `Strata read-after-write missed ${swwStrata.raw_misses} of ${swwStrata.raw_pairs} rows just written: ` +
+    JSON.stringify(swwStrata.raw_miss_examples));
 
   const strataDefault = res.vector.find((e) => e.system === "strata" && e.clients === 1 && e.label === "default");
   assert.ok(strataDefault, "no Strata default-ef point with 1 client");
