@@ -102,7 +102,7 @@ void BM_HttpQuery(benchmark::State& state) {
   auto srv = server::HttpServer::Start(opts);
   if (!srv.ok()) return state.SkipWithError(srv.status().ToString().c_str());
   httplib::Client cli("127.0.0.1", (*srv)->port());
-  auto stream = arrow::ipc::WriteStream(*snap.schema, snap.shard->sources[0].batches);
+  auto stream = arrow::ipc::WriteStream(*snap.schema, snap.shard->sources[0].batches.ToVector());
   auto created =
       cli.Post("/v1/table/bench/create/", *stream, "application/vnd.apache.arrow.stream");
   if (!created || created->status != 200) return state.SkipWithError("create failed");

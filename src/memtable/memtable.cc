@@ -102,6 +102,8 @@ Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batc
     if (b->num_rows() == 0) continue;
     batches_.push_back(b);
     batch_starts_.push_back(start);
+    log_batches_->Append(b);
+    log_starts_->Append(start);
     start += b->num_rows();
   }
   if (PrimaryKeyIndex* pk = indexes_.primary_key()) {
@@ -274,6 +276,8 @@ int64_t MemTable::TruncateInvisible() {
   // Every Insert is covered by one MarkDurable, so the watermark sits on a batch boundary;
   // should it not, the partly visible batch is kept whole.
   const int64_t kept = batches_.empty() ? 0 : batch_starts_.back() + batches_.back()->num_rows();
+  log_batches_->Truncate(batches_.size());
+  log_starts_->Truncate(batches_.size());
   if (PrimaryKeyIndex* pk = indexes_.primary_key()) pk->TruncateTo(kept);
   pending_.clear();
   // Maintained indexes cannot remove rows: rebuild them over the kept rows, so positions
@@ -325,6 +329,29 @@ MemTableSnapshot MemTable::Snapshot() const {
   s.generation = options_.generation;
   s.frozen = frozen_;
   return s;
+}
+
+MemTableView MemTable::View() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  MemTableView v;
+  const int64_t w = watermark_.load(std::memory_order_acquire);
+  v.num_rows = w;
+  v.last_wal_position = last_wal_position_;
+  // Batches starting below the watermark.
+  const size_t n = static_cast<size_t>(
+      std::lower_bound(batch_starts_.begin(), batch_starts_.end(), w) - batch_starts_.begin());
+  if (n > 0 && batch_starts_[n - 1] + batches_[n - 1]->num_rows() > w) {
+    // The watermark inside a batch (never expected: every Insert is one range): own a copy
+    // whose last batch is sliced at the watermark.
+    for (size_t k = 0; k < n; ++k) {
+      v.batches.push_back(k + 1 < n ? batches_[k] : batches_[k]->Slice(0, w - batch_starts_[k]));
+      v.batch_starts.push_back(batch_starts_[k]);
+    }
+    return v;
+  }
+  v.batches = LogView<arrow::RecordBatchPtr>(log_batches_, n);
+  v.batch_starts = LogView<int64_t>(log_starts_, n);
+  return v;
 }
 
 std::optional<int64_t> MemTable::Lookup(std::string_view key) const {

@@ -43,6 +43,7 @@
 #include "common/status.h"
 #include "format/key_encoding.h"
 #include "index/index_spec.h"
+#include "memtable/append_log.h"
 #include "memtable/index_store.h"
 
 namespace strata::memtable {
@@ -73,6 +74,16 @@ struct MemTableSnapshot {
   uint64_t last_wal_position = 0;  // newest durable WAL entry whose rows are visible, 0 = none
   uint64_t generation = 0;
   bool frozen = false;
+};
+
+/// A read view of a MemTable without copying its batch list (memtable/append_log.h): the
+/// batches holding exactly the rows below the watermark at the time of the call. O(log
+/// batches).
+struct MemTableView {
+  LogView<arrow::RecordBatchPtr> batches;  // oldest first
+  LogView<int64_t> batch_starts;           // first row position of each batch
+  int64_t num_rows = 0;                    // visible rows (= the watermark)
+  uint64_t last_wal_position = 0;
 };
 
 class MemTable {
@@ -116,6 +127,8 @@ class MemTable {
   bool frozen() const;
 
   MemTableSnapshot Snapshot() const;
+  /// The same rows as Snapshot(), without copying the batch list.
+  MemTableView View() const;
 
   /// Newest visible row position (< watermark) whose encoded key is `key`, or nullopt
   /// (also when the MemTable has no key columns). The row may be a tombstone.
@@ -183,9 +196,13 @@ class MemTable {
   mutable std::shared_mutex mu_;
   std::vector<arrow::RecordBatchPtr> batches_;  // guarded by mu_
   std::vector<int64_t> batch_starts_;           // guarded by mu_: first row position per batch
-  IndexStore indexes_;                          // guarded by mu_
-  uint64_t last_wal_position_ = 0;              // guarded by mu_
-  bool frozen_ = false;                         // guarded by mu_
+  /// The same two lists as append-only logs, for View() (appended / truncated under mu_).
+  std::shared_ptr<AppendLog<arrow::RecordBatchPtr>> log_batches_ =
+      std::make_shared<AppendLog<arrow::RecordBatchPtr>>();
+  std::shared_ptr<AppendLog<int64_t>> log_starts_ = std::make_shared<AppendLog<int64_t>>();
+  IndexStore indexes_;                                                 // guarded by mu_
+  uint64_t last_wal_position_ = 0;                                     // guarded by mu_
+  bool frozen_ = false;                                                // guarded by mu_
   std::optional<std::chrono::steady_clock::time_point> first_insert_;  // guarded by mu_
   /// One Insert's rows on their way to visibility.
   struct PendingRange {

@@ -311,9 +311,9 @@ ShardSnapshot ShardWriter::Impl::BuildViewLocked() const {
   auto vis = std::make_shared<Visibility>();
   std::vector<GenPtr> gens(frozen.begin(), frozen.end());
   gens.push_back(active);
-  std::vector<memtable::MemTableSnapshot> snaps;
+  std::vector<memtable::MemTableView> snaps;
   for (const auto& g : gens) {
-    snaps.push_back(g->mt->Snapshot());
+    snaps.push_back(g->mt->View());
     vis->memtables.push_back({g->generation, snaps.back().num_rows});
   }
   out.visibility = vis;
@@ -356,19 +356,16 @@ ShardSnapshot ShardWriter::Impl::BuildViewLocked() const {
     const GenPtr& g = gens[i];
     // Taken after the rows: a complete index covers every row visible now, a superset.
     std::vector<std::shared_ptr<const index::ColumnIndex>> indexes = g->mt->CompleteIndexes();
-    const memtable::MemTableSnapshot& m = snaps[i];
+    const memtable::MemTableView& m = snaps[i];
     wal_position = std::max(wal_position, m.last_wal_position);
     SourceView v;
     v.memtable = true;
     v.generation = g->generation;
     v.name = "memtable gen " + std::to_string(g->generation) +
              (i + 1 == gens.size() ? " (active)" : " (frozen)");
-    for (const auto& b : m.batches) {
-      if (b->num_rows() == 0) continue;
-      v.batches.push_back(b);
-      v.batch_starts.push_back(v.num_rows);
-      v.num_rows += b->num_rows();
-    }
+    v.batches = m.batches;  // the MemTable skips 0-row batches
+    v.batch_starts = m.batch_starts;
+    v.num_rows = m.num_rows;
     v.liveness = g->live;
     v.visibility = vis;
     v.live_rows = v.num_rows - g->live->DeadIn(*vis);

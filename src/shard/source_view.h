@@ -26,6 +26,7 @@
 
 #include "arrow/array.h"
 #include "index/column_index.h"
+#include "memtable/append_log.h"
 #include "shard/liveness.h"
 
 namespace strata::shard {
@@ -34,8 +35,9 @@ struct SourceView {
   std::string name;       // e.g. "sstable gen 3", "memtable gen 5 (active)"
   bool memtable = false;  // true for frozen and active MemTables
   uint64_t generation = 0;
-  std::vector<arrow::RecordBatchPtr> batches;  // storage schema, rows [0, num_rows)
-  std::vector<int64_t> batch_starts;           // first row position of each batch
+  /// Storage schema, rows [0, num_rows); a MemTable's are a view of its log (no copy).
+  memtable::LogView<arrow::RecordBatchPtr> batches;
+  memtable::LogView<int64_t> batch_starts;  // first row position of each batch
   int64_t num_rows = 0;
   /// Marks of this source's rows (shared with the writer) and the view they are read under.
   std::shared_ptr<const Liveness> liveness;

@@ -310,7 +310,8 @@ TEST(ReadPathTest, BTreePathEqualsEvaluatingEveryRow) {
       v.SetLiveRows(live);
       if (indexed) {
         for (const char* col : {"cat", "n"}) {
-          auto idx = index::ColumnIndex::Build(BTree(col), *layout->storage_schema, v.batches);
+          auto idx =
+              index::ColumnIndex::Build(BTree(col), *layout->storage_schema, v.batches.ToVector());
           EXPECT_TRUE(idx.ok()) << idx.status().ToString();
           v.indexes.push_back(*idx);
         }

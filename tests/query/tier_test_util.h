@@ -112,7 +112,7 @@ inline table::TableSnapshot HandSnapshot(const arrow::SchemaPtr& user_schema,
     v.num_rows = static_cast<int64_t>(hs.rows.size());
     v.SetLiveRows(hs.live);
     for (const index::IndexSpec& spec : hs.indexed) {
-      auto idx = index::ColumnIndex::Build(spec, *layout->storage_schema, v.batches);
+      auto idx = index::ColumnIndex::Build(spec, *layout->storage_schema, v.batches.ToVector());
       EXPECT_TRUE(idx.ok()) << idx.status().ToString();
       if (idx.ok()) v.indexes.push_back(*idx);
     }
