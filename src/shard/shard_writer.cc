@@ -109,12 +109,14 @@ struct ShardWriter::Impl {
     if (closed) return Status::Invalid("shard '" + shard_id + "' writer is closed");
     return sticky;
   }
-  Result<GenPtr> NewGen(uint64_t generation) {
+  /// A MemTable of `generation`; `with_indexes` false: without the maintained indexes (WAL
+  /// replay adds them afterwards and backfills them in the background).
+  Result<GenPtr> NewGen(uint64_t generation, bool with_indexes = true) {
     memtable::MemTableOptions mo;
     mo.generation = generation;
     mo.key_columns = layout.key_columns;
     mo.tombstone_column = layout.tombstone_column;
-    mo.indexes = specs;
+    if (with_indexes) mo.indexes = specs;
     STRATA_ASSIGN_OR_RETURN(auto mt, memtable::MemTable::Make(layout.storage_schema, mo));
     auto g = std::make_shared<GenState>();
     g->generation = generation;
@@ -442,6 +444,22 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
 
   // Definitions an SSTable lacks (created while it was published, or a crash before its
   // background build finished) are built again in the background.
+  // Replayed MemTables: add the index definitions now (rows inserted from here on are indexed
+  // by their put) and backfill the replayed rows in the indexer thread, newest MemTable
+  // first (the active one takes the queries' fresh rows).
+  {
+    std::vector<GenPtr> replayed(s.frozen.begin(), s.frozen.end());
+    replayed.push_back(s.active);
+    for (auto it = replayed.rbegin(); it != replayed.rend(); ++it) {
+      const GenPtr& g = *it;
+      if (!g->mt->IndexEntries().empty() || g->mt->num_rows() == 0) continue;
+      for (const auto& spec : s.specs) {
+        auto entry = g->mt->AddIndex(spec);
+        if (!entry.ok()) return entry.status().WithContext("shard '" + s.shard_id + "'");
+        if (!(*entry)->complete.load()) s.index_tasks.push_back({g, *entry, nullptr, spec});
+      }
+    }
+  }
   for (const auto& spec : s.specs) s.QueueSSTableBuilds(spec);
 
   std::unique_ptr<ShardWriter> w(new ShardWriter(std::move(impl)));
@@ -493,7 +511,10 @@ Status ShardWriter::Impl::Replay(uint64_t start) {
           cur->mt->Freeze();
           frozen.push_back(cur);
         }
-        STRATA_ASSIGN_OR_RETURN(cur, NewGen(entry.generation));
+        // Replayed rows are visible at once; their indexes are built afterwards, in the
+        // background (queries scan the MemTable exactly meanwhile), so a restart answers
+        // its first query after reading the WAL, not after rebuilding an HNSW row by row.
+        STRATA_ASSIGN_OR_RETURN(cur, NewGen(entry.generation, /*with_indexes=*/false));
         cur_gen = entry.generation;
       }
       auto conformed = ConformBatches(layout.storage_schema, entry.batches);

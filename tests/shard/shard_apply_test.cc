@@ -18,53 +18,12 @@ using strata::testing::MakeBatch;
 using testing::In;
 using testing::kShardId;
 using testing::kTable;
+using testing::KvMap;
+using testing::KvRows;
+using testing::KvSchema;
+using testing::KvStorage;
+using testing::OpenKv;
 using testing::ShardFixture;
-
-arrow::SchemaPtr KvSchema() {
-  return std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
-      arrow::field("id", arrow::int64(), false), arrow::field("v", arrow::int64(), true)});
-}
-
-arrow::RecordBatchPtr KvRows(const std::vector<int64_t>& ids,
-                             const std::vector<std::optional<int64_t>>& vs) {
-  std::vector<std::optional<int64_t>> idv(ids.begin(), ids.end());
-  return std::make_shared<arrow::RecordBatch>(
-      KvSchema(), static_cast<int64_t>(ids.size()),
-      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(idv), arrow::MakeInt64Array(vs)});
-}
-
-/// Storage rows of the kv table: (id, v, tombstone).
-arrow::RecordBatchPtr KvStorage(const ShardWriter& w, const std::vector<int64_t>& ids,
-                                const std::vector<std::optional<int64_t>>& vs,
-                                const std::vector<bool>& tombstones) {
-  arrow::RecordBatchBuilder b(w.storage_schema());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    EXPECT_TRUE(b.column(0)->AppendInt(ids[i]).ok());
-    EXPECT_TRUE((vs[i] ? b.column(1)->AppendInt(*vs[i]) : b.column(1)->AppendNull()).ok());
-    EXPECT_TRUE(b.column(2)->AppendBool(tombstones[i]).ok());
-  }
-  return *b.Finish();
-}
-
-Result<std::unique_ptr<ShardWriter>> OpenKv(ShardFixture& f) {
-  ShardWriterOptions o;
-  o.primary_key = {"id"};
-  return ShardWriter::Open(f.faults, kTable, kShardId, KvSchema(), o);
-}
-
-std::map<int64_t, std::optional<int64_t>> KvMap(const ShardWriter& w) {
-  std::map<int64_t, std::optional<int64_t>> out;
-  auto snap = *w.Snapshot();
-  for (const auto& b : strata::testing::Live(*snap)) {
-    arrow::Array id = b->column(0), v = b->column(1);
-    for (int64_t i = 0; i < b->num_rows(); ++i) {
-      EXPECT_EQ(out.count(id.Value<int64_t>(i)), 0u) << "duplicate key " << id.Value<int64_t>(i);
-      out[id.Value<int64_t>(i)] =
-          v.IsNull(i) ? std::nullopt : std::optional<int64_t>(v.Value<int64_t>(i));
-    }
-  }
-  return out;
-}
 
 TEST(ShardApply, PrimaryKeyReplacementsTombstonesAndInsertsInOneEntry) {
   ShardFixture f;

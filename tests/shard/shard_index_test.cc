@@ -119,6 +119,9 @@ TEST(ShardIndexes, FlushWritesIndexFilesAndReopenLoadsThem) {
     }
   }
   auto w = f.OpenOrDie(o);
+  // Replayed rows answer at once; their MemTable indexes are backfilled in the background.
+  EXPECT_EQ((*w->Snapshot())->num_rows, 25);
+  ASSERT_TRUE(WaitIndexed(*w));
   auto snap = *w->Snapshot();
   ASSERT_EQ(snap->sources.size(), 2u);  // the SSTable and the replayed active MemTable
   EXPECT_FALSE(snap->sources[0].memtable);

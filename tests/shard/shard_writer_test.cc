@@ -202,15 +202,8 @@ TEST(ShardWriter, BackpressureFailsWithinStallTimeoutAndRecovers) {
   EXPECT_EQ(SortedIds(*w), Range(0, next + 20));
 }
 
-arrow::SchemaPtr KvSchema() {
-  return std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
-      arrow::field("id", arrow::int64(), false), arrow::field("v", arrow::int64(), true)});
-}
-
 arrow::RecordBatchPtr Kv(int64_t id, std::optional<int64_t> v) {
-  return std::make_shared<arrow::RecordBatch>(
-      KvSchema(), 1,
-      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({id}), arrow::MakeInt64Array({v})});
+  return testing::KvRows({id}, {v});
 }
 
 std::vector<std::pair<int64_t, std::optional<int64_t>>> Rows(const ShardWriter& w) {
@@ -227,10 +220,7 @@ std::vector<std::pair<int64_t, std::optional<int64_t>>> Rows(const ShardWriter& 
   return out;
 }
 
-Result<std::unique_ptr<ShardWriter>> OpenKv(ShardFixture& f, ShardWriterOptions o = {}) {
-  o.primary_key = {"id"};
-  return ShardWriter::Open(f.faults, kTable, kShardId, KvSchema(), o);
-}
+using testing::OpenKv;
 
 // Issue 3 test 7a: upsert id=7 {v:1} then {v:null} in one MemTable, flush -> v is null.
 TEST(ShardWriter, NewestWinsAcrossFlushRepeated) {
