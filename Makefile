@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
 .PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare \
-  soak-diff bench-read-view
+  soak-diff bench-read-view bench-replay
 
 deps:
 	@bash scripts/install-deps
@@ -94,6 +94,12 @@ bench: build
 
 # Cost of building a read view after a 1-row write at 100k and 1M flushed rows, and the
 # 1M / 100k ratio (bench/read_view_bench.cc).
+# Time to the first answer after a restart with a full MemTable (50k and 100k rows, HNSW).
+bench-replay: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target replay_bench
+	$(BUILD)/replay_bench
+
 bench-read-view: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target read_view_bench

@@ -33,7 +33,14 @@
 // puts and the WAL fsync) and its rows become visible once durable and indexed; the flusher
 // waits for both, and writes each definition's index into the SSTable (the MemTable's own
 // when complete, else one built from the rows). An `indexer` thread backfills definitions
-// added while rows exist (MemTables) and builds them for published SSTables.
+// added while rows exist (MemTables) and builds them for published SSTables. MemTables replayed
+// from the WAL at open get their indexes the same way (rows visible at once, indexes backfilled).
+//
+// Liveness (shard/liveness.h, docs/READ_VIEW.md): every put marks, under `mu_` and before its
+// rows become visible, the older version each row supersedes (same MemTable, frozen MemTables,
+// SSTables: bloom filter then key index) and each tombstone row itself; a flush writes what its
+// generation superseded in older ones to supersedes.bin; open restores the marks from
+// deletion vectors, tombstones and supersedes.bin. Snapshot() is then O(sources).
 //
 // Locks: `mu_` guards every tier pointer and list, the manifest copy, the sticky error, the
 // index definitions, the indexer's task queue and the counters below it; `cv_` (with mu_) is
