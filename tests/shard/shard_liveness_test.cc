@@ -51,17 +51,20 @@ std::string SupersedesKey(const ShardWriter& w, uint64_t generation) {
   return "";
 }
 
+/// Write() into a fresh writer, checks it, closes it; the key of generation 2's supersedes.bin.
+std::string WriteAndClose(ShardFixture& f) {
+  auto w = OpenKv(f);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  if (!w.ok()) return "";
+  Write(**w);
+  EXPECT_EQ(KvMap(**w), kExpected);
+  EXPECT_EQ((*(*w)->Snapshot())->num_rows, 10);
+  return SupersedesKey(**w, 2);
+}
+
 TEST(ShardLiveness, FlushWritesSupersedesAndRestartUsesIt) {
   ShardFixture f;
-  std::string gen2;
-  {
-    auto w = OpenKv(f);
-    ASSERT_TRUE(w.ok());
-    Write(**w);
-    EXPECT_EQ(KvMap(**w), kExpected);
-    EXPECT_EQ((*(*w)->Snapshot())->num_rows, 10);
-    gen2 = SupersedesKey(**w, 2);
-  }
+  const std::string gen2 = WriteAndClose(f);
   // Generation 2 superseded rows 0..4 and 9 of generation 1.
   auto bytes = f.local->Get(gen2);
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
@@ -84,13 +87,7 @@ TEST(ShardLiveness, FlushWritesSupersedesAndRestartUsesIt) {
 
 TEST(ShardLiveness, SSTableWithoutSupersedesIsProbedAtOpen) {
   ShardFixture f;
-  std::string gen2;
-  {
-    auto w = OpenKv(f);
-    ASSERT_TRUE(w.ok());
-    Write(**w);
-    gen2 = SupersedesKey(**w, 2);
-  }
+  const std::string gen2 = WriteAndClose(f);
   // As written before supersedes.bin existed.
   ASSERT_TRUE(f.local->Get(gen2).ok());
   ASSERT_TRUE(f.local->Remove(gen2).ok());
@@ -102,13 +99,7 @@ TEST(ShardLiveness, SSTableWithoutSupersedesIsProbedAtOpen) {
 
 TEST(ShardLiveness, CorruptSupersedesFailsTheOpen) {
   ShardFixture f;
-  std::string gen2;
-  {
-    auto w = OpenKv(f);
-    ASSERT_TRUE(w.ok());
-    Write(**w);
-    gen2 = SupersedesKey(**w, 2);
-  }
+  const std::string gen2 = WriteAndClose(f);
   const std::string key = gen2;
   auto got = f.local->Get(key);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
