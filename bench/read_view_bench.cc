@@ -16,8 +16,10 @@
 // Tables are built once per N (1M rows take a few seconds and about 0.3 GB) in a temporary
 // folder removed at exit.
 #include <benchmark/benchmark.h>
+
 #include <stdlib.h>
 #include <unistd.h>
+#include "ratio_reporter.h"
 
 #include <chrono>
 #include <cstdio>
@@ -171,23 +173,7 @@ BENCHMARK(BM_ViewAfterUpsert)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond);
 
-// Console output plus the mean time per iteration of every run, for the summary.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  RatioReporter() : ConsoleReporter(::isatty(1) ? OO_Defaults : OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.run_type == Run::RT_Iteration && !r.error_occurred) {
-        times_[r.benchmark_name()] = r.GetAdjustedRealTime();
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  const std::map<std::string, double>& times() const { return times_; }
-
- private:
-  std::map<std::string, double> times_;
-};
+using strata::bench::RatioReporter;
 
 }  // namespace
 

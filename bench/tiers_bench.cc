@@ -12,8 +12,10 @@
 // After the run, a summary prints the ratio tiered / single of the mean time per query.
 // Rows: STRATA_TIERS_BENCH_ROWS (default 100,000).
 #include <benchmark/benchmark.h>
+
 #include <stdlib.h>
 #include <unistd.h>
+#include "ratio_reporter.h"
 
 #include <chrono>
 #include <cstdio>
@@ -276,24 +278,7 @@ void BM_FtsSearch(benchmark::State& state) {
 }
 BENCHMARK(BM_FtsSearch)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
-// Console output plus the mean time per iteration of every run, for the summary.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  // Colors only on a terminal.
-  RatioReporter() : ConsoleReporter(::isatty(1) ? OO_Defaults : OO_Tabular) {}
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& r : runs) {
-      if (r.run_type == Run::RT_Iteration && !r.error_occurred) {
-        times_[r.benchmark_name()] = r.GetAdjustedRealTime();
-      }
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-  const std::map<std::string, double>& times() const { return times_; }
-
- private:
-  std::map<std::string, double> times_;
-};
+using strata::bench::RatioReporter;
 
 }  // namespace
 
