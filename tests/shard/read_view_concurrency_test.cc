@@ -8,7 +8,8 @@
 //      snapshot's num_rows their sum (also CountRows, and Scan's row count);
 //  (c) monotonic reads per reader: a key's version never goes backwards across the reader's
 //      successive snapshots, a key that vanished (deleted) never comes back with a version
-//      the reader saw before, and last_wal_position never decreases;
+//      the reader saw before, and last_wal_position never decreases (2 more readers check,
+//      with Snapshot() in a tight loop, that visible rows and last_wal_position never do);
 //  (d) acknowledged writes: a key whose upsert of version v was acknowledged before the
 //      snapshot is live with version >= v unless a later delete was issued; a key whose
 //      delete was acknowledged before the snapshot is absent unless re-inserted later (then
@@ -49,6 +50,7 @@ using namespace std::chrono_literals;
 
 constexpr int64_t kKeys = 2000;
 constexpr int kReaders = 8;
+constexpr int kFastReaders = 2;  // Snapshot() in a tight loop: monotonic reads only
 constexpr int32_t kDim = 4;
 constexpr int kIdCol = 0, kVersionCol = 1, kVectorCol = 2;
 
@@ -241,6 +243,7 @@ TEST(ReadViewConcurrency, SnapshotsStayConsistentUnderSealsFlushesAndDeletes) {
   std::atomic<bool> stop{false};
   Failures fail;
   std::atomic<int64_t> snapshots{0}, rows_checked{0}, searches{0}, search_hits{0};
+  std::atomic<int64_t> fast_snapshots{0};
   int64_t puts = 0, deletes = 0, rows_written = 0;
 
   std::thread writer([&] {
@@ -393,6 +396,35 @@ TEST(ReadViewConcurrency, SnapshotsStayConsistentUnderSealsFlushesAndDeletes) {
     });
   }
 
+  // (c) at full speed: a view never shows fewer visible rows (rows only become visible, and a
+  // flush publishes exactly the rows its MemTable showed) or an older WAL position than the
+  // previous view this thread took.
+  for (int r = 0; r < kFastReaders; ++r) {
+    readers.emplace_back([&, r] {
+      const std::string who = "fast reader " + std::to_string(r);
+      int64_t last_visible = 0;
+      uint64_t last_wal = 0;
+      while (!stop.load() && fail.count() == 0) {
+        auto snap = w->Snapshot();
+        if (!snap.ok()) {
+          fail.Add(who + ": Snapshot failed: " + snap.status().ToString());
+          return;
+        }
+        ++fast_snapshots;
+        int64_t visible = 0;
+        for (const SourceView& src : (*snap)->sources) visible += src.num_rows;
+        if (visible < last_visible || (*snap)->last_wal_position < last_wal) {
+          fail.Add(who + ": view went back: " + std::to_string(visible) +
+                   " visible rows, last_wal_position " +
+                   std::to_string((*snap)->last_wal_position) + " after " +
+                   std::to_string(last_visible) + " and " + std::to_string(last_wal));
+        }
+        last_visible = visible;
+        last_wal = (*snap)->last_wal_position;
+      }
+    });
+  }
+
   writer.join();
   for (auto& t : readers) t.join();
   ASSERT_EQ(fail.count(), 0) << "failures (first 20 reported above)";
@@ -426,13 +458,15 @@ TEST(ReadViewConcurrency, SnapshotsStayConsistentUnderSealsFlushesAndDeletes) {
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   expect_model(**reopened, "after reopen");
 
-  std::printf(
-      "[figures] read views under a writer for %d s: %" PRId64 " snapshots by %d readers, %" PRId64
-      " rows checked, %" PRId64 " vector searches (%" PRId64 " hits); writer %" PRId64
-      " puts + %" PRId64 " deletes (%" PRId64 " rows); %llu seals, %llu flushes, %zu SSTables\n",
-      seconds, snapshots.load(), kReaders, rows_checked.load(), searches.load(), search_hits.load(),
-      puts, deletes, rows_written, static_cast<unsigned long long>(st.seals),
-      static_cast<unsigned long long>(st.flushes), sstables);
+  std::printf("[figures] read views under a writer for %d s: %" PRId64
+              " snapshots by %d readers (+ %" PRId64 " by %d fast readers), %" PRId64
+              " rows checked, %" PRId64 " vector searches (%" PRId64 " hits); writer %" PRId64
+              " puts + %" PRId64 " deletes (%" PRId64
+              " rows); %llu seals, %llu flushes, %zu SSTables\n",
+              seconds, snapshots.load(), kReaders, fast_snapshots.load(), kFastReaders,
+              rows_checked.load(), searches.load(), search_hits.load(), puts, deletes, rows_written,
+              static_cast<unsigned long long>(st.seals),
+              static_cast<unsigned long long>(st.flushes), sstables);
   EXPECT_GT(snapshots.load(), 0);
 }
 
