@@ -42,11 +42,14 @@ asan: deps
 # Tests that build HNSW graphs run with TSan's lock-order (deadlock) detector off: hnswlib takes
 # per-node mutexes in graph order and TSan reports every such pair without a stack (see
 # tests/sanitizers/tsan.supp); data races are still reported. Everything else runs with it on.
-TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact
+# The read-view concurrency test (tests/shard/read_view_concurrency_test.cc) runs 30 s here
+# (STRATA_RV_SECONDS; 5 s by default under `make test`).
+TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
-	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
+	cd build/tsan && STRATA_RV_SECONDS=30 \
+	  TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --output-on-failure \
 	  -j $(JOBS) -R '$(TSAN_HNSW_TESTS)' -E 'fuzz_|node_|FashionMnist'
 	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \

@@ -102,7 +102,7 @@ struct ShardWriter::Impl {
   std::atomic<uint64_t> visible_epoch{1};
   mutable std::mutex cache_mu;
   mutable std::shared_ptr<const ShardSnapshot> cached;  // guarded by cache_mu
-  mutable uint64_t cached_epoch = 0;                    // guarded by cache_mu
+  mutable uint64_t cached_epoch = 0;                    // guarded by cache_mu (see Snapshot)
 
   // --- helpers (caller holds mu unless noted) ---
   Status CheckWritable() const {
@@ -1237,11 +1237,26 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
     std::lock_guard<std::mutex> lock(s.mu);
     shared = std::make_shared<const ShardSnapshot>(s.BuildViewLocked());
   }
+  // A visible change (a watermark moving in MarkDurable / IndexRows) happens before its
+  // epoch bump, so two views built under one epoch may differ, and a view built by a caller
+  // that read an older epoch may be newer than the cached one. The cache therefore only ever
+  // moves forward by content: rows only become visible (a flush publishes exactly the rows its
+  // MemTable showed), so the visible row count orders views, and views with equal counts hold
+  // the same rows (a newer epoch's may hold more indexes). cached_epoch is the newest epoch
+  // any stored view's builder read: the cached view is at least as new as that builder's,
+  // which saw every change bumped up to it. So a reader never gets a view older than one any
+  // Snapshot() call returned before (monotonic reads) nor one missing a change whose bump it
+  // saw.
+  auto visible_rows = [](const ShardSnapshot& v) {
+    int64_t n = 0;
+    for (const auto& src : v.sources) n += src.num_rows;
+    return n;
+  };
   std::lock_guard<std::mutex> lock(s.cache_mu);
-  if (s.cached_epoch < epoch) {
-    s.cached = shared;
-    s.cached_epoch = epoch;
-  }
+  const int64_t rows = visible_rows(*shared);
+  const int64_t cached_rows = s.cached ? visible_rows(*s.cached) : -1;
+  if (rows > cached_rows || (rows == cached_rows && epoch >= s.cached_epoch)) s.cached = shared;
+  s.cached_epoch = std::max(s.cached_epoch, epoch);
   return shared;
 }
 
