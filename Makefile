@@ -43,7 +43,8 @@ asan: deps
 # per-node mutexes in graph order and TSan reports every such pair without a stack (see
 # tests/sanitizers/tsan.supp); data races are still reported. Everything else runs with it on.
 # The read-view concurrency test (tests/shard/read_view_concurrency_test.cc) runs 30 s here
-# (STRATA_RV_SECONDS; 5 s by default under `make test`).
+# (STRATA_RV_SECONDS; 5 s by default under `make test`); the differential tests run 200 steps
+# per table (STRATA_DIFF_STEPS; 1,000 take about 13 minutes under TSan).
 TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
@@ -52,7 +53,8 @@ tsan: deps
 	  TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --output-on-failure \
 	  -j $(JOBS) -R '$(TSAN_HNSW_TESTS)' -E 'fuzz_|node_|FashionMnist'
-	cd build/tsan && TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
+	cd build/tsan && STRATA_DIFF_STEPS=200 \
+	  TSAN_OPTIONS="halt_on_error=1 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --output-on-failure -j $(JOBS) -E 'fuzz_|node_|FashionMnist|$(TSAN_HNSW_TESTS)'
 # Long SIGKILL soak of the storage engine: CRASH_CYCLES (default 1000) kill -9 cycles of a
 # writing child, checking after each reopen that every acknowledged row is present exactly once.
