@@ -191,29 +191,26 @@ std::vector<Row> RowsOf(const query::QueryResult& r) {
   return out;
 }
 
-// Float column `name` of a query answer, in row order.
-std::vector<float> FloatColumn(const query::QueryResult& r, const std::string& name) {
-  std::vector<float> out;
+// Column `name` of a query answer as values of T (float, uint64_t), in row order.
+template <typename T>
+std::vector<T> ColumnOf(const query::QueryResult& r, const std::string& name) {
+  std::vector<T> out;
   for (const auto& b : r.batches) {
     const int idx = b->schema()->GetFieldIndex(name);
     EXPECT_GE(idx, 0) << "no column " << name;
     if (idx < 0) return out;
     arrow::Array a = b->column(idx);
-    for (int64_t i = 0; i < a.length(); ++i) out.push_back(a.Value<float>(i));
+    for (int64_t i = 0; i < a.length(); ++i) out.push_back(a.Value<T>(i));
   }
   return out;
 }
 
+std::vector<float> FloatColumn(const query::QueryResult& r, const std::string& name) {
+  return ColumnOf<float>(r, name);
+}
+
 std::vector<uint64_t> UInt64Column(const query::QueryResult& r, const std::string& name) {
-  std::vector<uint64_t> out;
-  for (const auto& b : r.batches) {
-    const int idx = b->schema()->GetFieldIndex(name);
-    EXPECT_GE(idx, 0) << "no column " << name;
-    if (idx < 0) return out;
-    arrow::Array a = b->column(idx);
-    for (int64_t i = 0; i < a.length(); ++i) out.push_back(a.Value<uint64_t>(i));
-  }
-  return out;
+  return ColumnOf<uint64_t>(r, name);
 }
 
 [[maybe_unused]] void PrintTo(const Row& r, std::ostream* os) { *os << ToString(r); }
