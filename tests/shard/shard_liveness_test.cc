@@ -114,6 +114,34 @@ TEST(ShardLiveness, CorruptSupersedesFailsTheOpen) {
       << w.status().ToString();
 }
 
+TEST(ShardLiveness, FailedSupersedesWriteIsRetriedAndNothingIsLost) {
+  ShardFixture f;
+  // The first two writes of a supersedes.bin fail (one after writing: unknown outcome).
+  io::PutFault fail;
+  fail.key_contains = "supersedes.bin";
+  fail.times = 1;
+  const int r1 = f.faults->AddFault(fail);
+  io::PutFault after;
+  after.key_contains = "supersedes.bin";
+  after.skip = 1;
+  after.times = 1;
+  after.after_write = true;
+  const int r2 = f.faults->AddFault(after);
+  {
+    auto w = OpenKv(f);
+    ASSERT_TRUE(w.ok());
+    Write(**w);
+    EXPECT_EQ(KvMap(**w), kExpected);
+    EXPECT_GE((*w)->stats().flush_failures, 2u);
+  }
+  f.faults->RemoveFault(r1);
+  f.faults->RemoveFault(r2);
+  auto w = OpenKv(f);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(KvMap(**w), kExpected);
+  EXPECT_EQ((*(*w)->Snapshot())->num_rows, 10);
+}
+
 TEST(ShardLiveness, AnEarlierViewNeverSeesALaterWrite) {
   ShardFixture f;
   auto w = OpenKv(f);
