@@ -228,6 +228,15 @@ TEST(CrashTest, UpsertsAndDeletesSurviveSigkill) {
         EXPECT_GE(it->second, op.version) << "key " << key << " went back, cycle " << cycle;
       }
     }
+    // The operation in flight at the kill, when it landed, is the key's newest from now on
+    // (later cycles must see it).
+    const int64_t in_flight_version = cycle_first + acked;
+    auto landed = live.find(in_flight.first);
+    if (in_flight.second && landed == live.end()) {
+      newest[in_flight.first] = Acked{in_flight.first, in_flight_version, 1};
+    } else if (!in_flight.second && landed != live.end() && landed->second == in_flight_version) {
+      newest[in_flight.first] = Acked{in_flight.first, in_flight_version, 0};
+    }
     // An unacknowledged write that landed is as new as any later one: start far above it.
     for (const auto& [key, version] : live) next_version = std::max(next_version, version + 1);
     for (const auto& [key, op] : newest) next_version = std::max(next_version, op.version + 1);
