@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
 .PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare \
-  soak-diff bench-read-view bench-replay
+  soak-diff bench-read-view bench-replay bench-compaction
 
 deps:
 	@bash scripts/install-deps
@@ -104,6 +104,12 @@ bench-replay: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target replay_bench
 	$(BUILD)/replay_bench
+
+# Compaction and GC at scale (issue 21): STRATA_COMPACTION_BENCH_ROWS rows (default 1,000,000).
+bench-compaction: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target compaction_bench
+	$(BUILD)/compaction_bench
 
 bench-read-view: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release

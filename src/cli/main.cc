@@ -120,7 +120,29 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
 
+  // Compaction into the base table (DESIGN.md §7).
+  auto& compaction = opts.compaction;
+  serve
+      ->add_option("--compaction-l0-count", compaction.l0_trigger_count,
+                   "Compact a table once this many flushed SSTables (L0) wait")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
+      ->capture_default_str();
+  serve
+      ->add_option("--compaction-l0-bytes", compaction.l0_trigger_bytes,
+                   "...or once the waiting SSTables hold this many bytes")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))
+      ->capture_default_str();
+  serve
+      ->add_option("--compaction-max-rows", compaction.max_rows_per_compaction,
+                   "Rows one compaction takes at most (whole SSTables, at least one)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  bool no_background_compaction = false;
+  serve->add_flag("--no-background-compaction", no_background_compaction,
+                  "Compact only on POST /v1/table/{name}/compact/");
+
   CLI11_PARSE(app, argc, argv);
+  compaction.background = !no_background_compaction;
   shard.max_memtable_age = std::chrono::milliseconds(max_memtable_age_ms);
   shard.write_stall_timeout = std::chrono::milliseconds(write_stall_timeout_ms);
 

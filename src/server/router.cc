@@ -58,7 +58,7 @@ bool HasJsonBody(const std::string& action, const httplib::Request& http) {
     return http.get_header_value("Content-Type").rfind("application/json", 0) == 0;
   }
   return action == "describe" || action == "count_rows" || action == "query" ||
-         action == "delete" || action == "update" || action == "flush" ||
+         action == "delete" || action == "update" || action == "flush" || action == "compact" ||
          action == "mem_wal/describe" || action == "create_index" || action == "index/list" ||
          action == "index/{n}/stats" || action == "explain_plan" || action == "analyze_plan" ||
          action == "add_columns" || action == "alter_columns" || action == "drop_columns" ||
@@ -121,6 +121,7 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "explain_plan") return HandleExplainPlan(ctx, req, res);
   if (action == "analyze_plan") return HandleAnalyzePlan(ctx, req, res);
   if (action == "flush") return HandleFlush(ctx, req, res);
+  if (action == "compact") return HandleCompact(ctx, req, res);
   if (action == "mem_wal/describe") return HandleMemWalDescribe(ctx, req, res);
   if (action == "create_index") return HandleCreateIndex(ctx, req, res);
   if (action == "index/list") return HandleListIndexes(ctx, req, res);

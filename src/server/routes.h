@@ -52,6 +52,8 @@ void HandleAnalyzePlan(ServerContext& ctx, const TableRequest& req, httplib::Res
 /// flush/ and mem_wal/describe/ (PROTOCOL.md §0 extensions, routes_mem_wal.cc).
 void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// compact/ (DESIGN.md §7): one bounded compaction now; 409 compaction_running when one runs.
+void HandleCompact(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 /// Index routes of PROTOCOL.md §5.4 (routes_index.cc): create_index/, index/list/,
 /// index/{n}/stats/, index/{n}/drop/, index/{n}/prewarm/ ({n} = req.route.index_name). An
 /// unknown index is 404 `index_not_found`.

@@ -1,6 +1,7 @@
 // Strata extensions of PROTOCOL.md §0: flush/ (DESIGN.md §4 rule 8, bounded by the seal
-// contract) and mem_wal/describe/ (shard state: epoch, generations, WAL positions, MemTables,
-// SSTables, MemTable indexes).
+// contract), compact/ (DESIGN.md §7: one bounded compaction of SSTables into the base) and
+// mem_wal/describe/ (shard state: epoch, generations, WAL positions, MemTables, SSTables,
+// MemTable indexes; the base table).
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -55,6 +56,49 @@ void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response&
   SendJson(res, out.dump());
 }
 
+// Body {"timeout_ms"} optional (as flush/): no new SSTable is taken into the compaction once it
+// passed. Answer {"compacted_generations", "sstables_remaining", "base_version",
+// "rows_compacted", "rows_written", "bytes_written", "elapsed_ms"}.
+void HandleCompact(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
+  const auto start = std::chrono::steady_clock::now();
+  int64_t timeout_ms = kDefaultFlushTimeoutMs;
+  if (!req.body_view().empty()) {
+    nlohmann::json body = nlohmann::json::parse(req.body_view(), nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return SendError(res, Status::Invalid("compact: the body must be a JSON object"));
+    }
+    if (body.contains("timeout_ms") && !body["timeout_ms"].is_null()) {
+      const auto& t = body["timeout_ms"];
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > kMaxFlushTimeoutMs) {
+        return SendError(res, Status::Invalid("compact: timeout_ms must be an integer in [0, " +
+                                              std::to_string(kMaxFlushTimeoutMs) + "]"));
+      }
+      timeout_ms = t.get<int64_t>();
+    }
+  }
+  Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
+  if (!t.ok()) return SendError(res, t.status());
+  auto done = (*t)->Compact(start + std::chrono::milliseconds(timeout_ms));
+  if (!done.ok()) {
+    if (done.status().IsAlreadyExists()) {
+      return SendError(res, 409, "compaction_running",
+                       "compact: " + done.status().message() + "; retry when it finishes");
+    }
+    return SendError(res, done.status().WithContext("compact"));
+  }
+  const int64_t elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count();
+  nlohmann::json out = {{"compacted_generations", done->compacted_generations},
+                        {"sstables_remaining", done->sstables_remaining},
+                        {"base_version", done->base_compactions},
+                        {"rows_compacted", done->rows_in},
+                        {"rows_written", done->rows_written},
+                        {"bytes_written", done->bytes_written},
+                        {"elapsed_ms", elapsed}};
+  SendJson(res, out.dump());
+}
+
 void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
@@ -91,6 +135,24 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
                       {"indexes", indexes}});
   }
   nlohmann::json out = {{"shards", shards}};
+  if (auto b = (*t)->DescribeBase()) {
+    nlohmann::json compacted = nlohmann::json::object();
+    for (const auto& [shard, g] : b->compacted_generation) compacted[shard] = g;
+    nlohmann::json indexes = nlohmann::json::array();
+    for (const auto& i : b->indexes) {
+      indexes.push_back({{"kind", index::IndexKindName(i.spec.kind)},
+                         {"column", i.spec.column},
+                         {"name", i.spec.name},
+                         {"rows_indexed", i.rows_indexed}});
+    }
+    out["base"] = {{"version", b->version},
+                   {"rows", b->rows},
+                   {"live_rows", b->live_rows},
+                   {"fragments", b->fragments},
+                   {"bytes", b->bytes},
+                   {"compacted_generation", compacted},
+                   {"indexes", indexes}};
+  }
   SendJson(res, out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

@@ -45,6 +45,8 @@ struct TableStats {
   shard::ShardWriterStats stats;
   double rows = 0;
   double version = 0;
+  base::BaseStats base;  // compaction counters and base size (Table::DescribeBase)
+  double l0_sstables = 0;  // published SSTables not yet compacted, over the shards
 };
 
 void Add(shard::ShardWriterStats& to, const shard::ShardWriterStats& s) {
@@ -99,6 +101,10 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
     for (const shard::ShardWriterStats& s : open.table->ShardStats()) Add(t.stats, s);
     t.rows = static_cast<double>(open.table->Snapshot().num_rows);
     t.version = static_cast<double>(open.table->version());
+    if (auto b = open.table->DescribeBase()) t.base = b->stats;
+    for (const auto& d : open.table->DescribeShards()) {
+      t.l0_sstables += static_cast<double>(d.sstables.size());
+    }
     tables.push_back(std::move(t));
   }
   using S = shard::ShardWriterStats;
@@ -167,6 +173,41 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
   out.push_back(TableCounter(tables, "strata_backpressure_timeouts_total",
                              help("Writes refused after waiting write_stall_timeout for flushes."),
                              &S::backpressure_timeouts));
+  auto base_counter = [&](const char* name, const char* text, auto get) {
+    MetricFamily f{name, help(text), MetricType::kCounter, {}};
+    for (const TableStats& t : tables) {
+      f.samples.push_back({"", t.labels, static_cast<double>(get(t.base))});
+    }
+    out.push_back(std::move(f));
+  };
+  base_counter("strata_compactions_total", "Compactions of SSTables into the base committed.",
+               [](const base::BaseStats& b) { return b.compactions; });
+  base_counter("strata_compaction_failures_total",
+               "Compactions that failed (nothing committed; retried later).",
+               [](const base::BaseStats& b) { return b.compaction_failures; });
+  base_counter("strata_compacted_rows_total",
+               "Rows of SSTables compacted into the base (dead ones included).",
+               [](const base::BaseStats& b) { return b.rows_compacted; });
+  base_counter("strata_compacted_bytes_total",
+               "Bytes written by compactions (fragments, deletion vectors, index checkpoints).",
+               [](const base::BaseStats& b) { return b.bytes_compacted; });
+  base_counter("strata_compaction_seconds_total", "Time spent in committed compactions.",
+               [](const base::BaseStats& b) { return b.compaction_seconds_total; });
+  out.push_back(TableGauge(tables, "strata_l0_sstables",
+                           "Published SSTables waiting for compaction (L0), over the shards.",
+                           &TableStats::l0_sstables));
+  {
+    MetricFamily f{"strata_base_rows", "Rows of the base table (deleted ones included).",
+                   MetricType::kGauge, {}};
+    MetricFamily g{"strata_base_bytes", "Bytes of the base's fragments and index checkpoints.",
+                   MetricType::kGauge, {}};
+    for (const TableStats& t : tables) {
+      f.samples.push_back({"", t.labels, static_cast<double>(t.base.rows)});
+      g.samples.push_back({"", t.labels, static_cast<double>(t.base.bytes)});
+    }
+    out.push_back(std::move(f));
+    out.push_back(std::move(g));
+  }
   out.push_back(TableGauge(tables, "strata_table_rows",
                            "Live rows of the table (newest version per key, deletes applied).",
                            &TableStats::rows));

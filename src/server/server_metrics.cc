@@ -73,6 +73,7 @@ bool IsKnownTableAction(std::string_view action) {
                                          "branches/create",
                                          "branches/delete",
                                          "flush",
+                                         "compact",
                                          "mem_wal/describe"};
   for (const char* a : kActions) {
     if (action == a) return true;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/base_table.h"
 #include "shard/shard_writer.h"
 
 namespace strata::server {
@@ -50,6 +51,8 @@ struct ServerOptions {
   RequestLimits limits;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).
   shard::ShardWriterOptions shard;
+  /// Compaction of every table's SSTables into its base (DESIGN.md §7): triggers and limits.
+  base::CompactionOptions compaction;
 
   // --- Operations (api_keys.h, request_dedupe.h, request_log.h) ---
   /// Keys of --api-key (repeatable); united with STRATA_API_KEYS when the server starts. When

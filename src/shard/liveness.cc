@@ -81,6 +81,27 @@ bool Liveness::Supersede(int64_t position, uint64_t by) {
   return true;
 }
 
+bool Liveness::SetMarkUnlogged(int64_t position, uint64_t by) {
+  std::atomic<uint64_t>* slot = marks_.Slot(position);
+  if (slot == nullptr || position >= rows_ || by == kNone || by == kDead) return false;
+  if (slot->load(std::memory_order_relaxed) != kNone) return false;
+  slot->store(by, std::memory_order_relaxed);
+  return true;
+}
+
+int64_t CountVisible(const std::vector<uint64_t>& sorted, const Visibility& view) {
+  auto below = [&](uint64_t seq) {
+    return static_cast<int64_t>(std::lower_bound(sorted.begin(), sorted.end(), seq) -
+                                sorted.begin());
+  };
+  if (view.memtables.empty()) return static_cast<int64_t>(sorted.size());
+  int64_t n = below(RowAddress(view.memtables.front().generation, 0));
+  for (const auto& m : view.memtables) {
+    n += below(RowAddress(m.generation, m.watermark)) - below(RowAddress(m.generation, 0));
+  }
+  return n;
+}
+
 uint64_t Liveness::Mark(int64_t position) const {
   const std::atomic<uint64_t>* slot = marks_.Slot(position);
   return slot == nullptr ? kNone : slot->load(std::memory_order_relaxed);

@@ -55,6 +55,10 @@ struct Visibility {
   bool Visible(uint64_t seq) const;
 };
 
+/// How many of `sorted` (ascending row addresses) `view` sees: one binary search per MemTable
+/// generation of the view.
+int64_t CountVisible(const std::vector<uint64_t>& sorted, const Visibility& view);
+
 /// A sequence number's parts.
 inline uint64_t RowAddress(uint64_t generation, int64_t position) {
   return (generation << 32) | (static_cast<uint64_t>(position) & 0xffffffffULL);
@@ -80,6 +84,11 @@ class Liveness {
   /// marked yet; returns whether it changed. A mark is never changed later. `position` must be
   /// below EnsureRows.
   bool Supersede(int64_t position, uint64_t by);
+
+  /// Writer: sets the mark of row `position` to the row address `by` WITHOUT logging it (so
+  /// DeadIn does not count it): for marks that arrive out of address order, counted by the
+  /// caller (shard/base_source.h). Returns whether it changed (false when already marked).
+  bool SetMarkUnlogged(int64_t position, uint64_t by);
 
   /// The mark of row `position` (kNone when out of range).
   uint64_t Mark(int64_t position) const;

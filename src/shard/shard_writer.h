@@ -67,7 +67,9 @@
 #include "common/status.h"
 #include "index/index_spec.h"
 #include "io/object_store.h"
+#include "shard/base_source.h"
 #include "shard/source_view.h"
+#include "sstable/sstable_reader.h"
 
 namespace strata::shard {
 
@@ -97,6 +99,23 @@ struct ShardWriterOptions {
   bool start_flusher = true;
   /// Maintained index definitions (DESIGN.md §5); SetIndexes changes them later.
   std::vector<index::IndexSpec> indexes;
+  /// The table's base (src/base/ opens it from the table manifest): the oldest source of every
+  /// view, marked at write time like the other tiers. Null: no base.
+  std::shared_ptr<BaseSource> base;
+  /// The table manifest's compacted_generation for this shard: published SSTables of this
+  /// generation or older are in the base and are not opened.
+  uint64_t compacted_generation = 0;
+};
+
+/// What a compaction publishes into a shard's read view (InstallCompaction).
+struct CompactionInstall {
+  /// SSTables of this shard with generation <= this are now in the base.
+  uint64_t compacted_generation = 0;
+  /// The new base fragment (null when no row survived): appended to the base.
+  std::shared_ptr<const sstable::SSTableReader> fragment;
+  /// For each row of `fragment`, in order: the (generation, position) of the SSTable row it
+  /// was copied from (its liveness mark carries over).
+  std::vector<std::pair<uint64_t, int64_t>> origins;
 };
 
 /// What a Put or Delete did.
@@ -313,6 +332,26 @@ class ShardWriter {
   const std::string& shard_id() const;
   const std::string& shard_prefix() const;
   uint64_t writer_epoch() const;
+
+  // --- compaction (shard_base.cc) ---
+  /// The base passed at open (may be null).
+  std::shared_ptr<BaseSource> base() const;
+  /// Newest generation compacted into the base.
+  uint64_t compacted_generation() const;
+  /// Fails Fenced when the shard's newest manifest names another writer epoch (a compaction
+  /// checks this before committing the table manifest). Errors: Fenced; IOError.
+  Status CheckOwner() const;
+  /// Publishes a committed compaction in memory, atomically for readers (under mu): appends
+  /// the fragment to the base, carries the liveness marks of the copied rows over (rows
+  /// superseded while the compaction ran stay superseded), and drops the compacted SSTables
+  /// from the view. Errors: Invalid when `install` names a generation not published here or
+  /// already compacted, or origins do not match the fragment (nothing changes).
+  Status InstallCompaction(const CompactionInstall& install);
+  /// Makes the next Snapshot() rebuild the view (the base's indexes became ready).
+  void InvalidateViews();
+  /// Commits a shard manifest without the SSTables compacted into the base (so garbage
+  /// collection may remove their directories). Errors: Fenced; IOError.
+  Status CommitCompactedSSTables();
 
   /// Removes every file of shard `shard_id` (after an overwrite commits, or on drop).
   static Status RemoveShardFiles(io::ObjectStore& store, const std::string& table_prefix,

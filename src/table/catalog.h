@@ -30,9 +30,11 @@ class Catalog {
 
   /// Opens (creating if missing) the data root `root_dir`; every table's shard writer uses
   /// `shard_options` (MemTable sizes, durability, backpressure; the primary key comes from
-  /// each table's manifest). Errors: IOError.
+  /// each table's manifest) and every table's base `compaction` (triggers, limits).
+  /// Errors: IOError.
   static Result<std::unique_ptr<Catalog>> Open(const std::string& root_dir,
-                                               shard::ShardWriterOptions shard_options = {});
+                                               shard::ShardWriterOptions shard_options = {},
+                                               base::CompactionOptions compaction = {});
 
   /// Table names of `database`, sorted ascending (empty when the database does not exist).
   virtual Result<std::vector<std::string>> ListTables(const std::string& database) = 0;

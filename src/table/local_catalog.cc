@@ -11,9 +11,11 @@
 namespace strata::table {
 
 Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& root_dir,
-                                               shard::ShardWriterOptions shard_options) {
+                                               shard::ShardWriterOptions shard_options,
+                                               base::CompactionOptions compaction) {
   STRATA_ASSIGN_OR_RETURN(auto store, io::LocalObjectStore::Open(root_dir));
-  return std::unique_ptr<Catalog>(new LocalCatalog(std::move(store), std::move(shard_options)));
+  return std::unique_ptr<Catalog>(
+      new LocalCatalog(std::move(store), std::move(shard_options), compaction));
 }
 
 std::string LocalCatalog::TablePrefix(const std::string& database, const std::string& name) {
@@ -56,7 +58,7 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
     return Status::NotFound("table '" + name + "' not found");
   }
   STRATA_ASSIGN_OR_RETURN(
-      auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest), shard_options_));
+      auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest), shard_options_, compaction_));
   open_.emplace(key, table);
   return table;
 }
@@ -92,7 +94,7 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
   }
   if (!existing.status().IsNotFound()) return existing.status();
   STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Create(store_, TablePrefix(database, name), name,
-                                                         schema, batches, shard_options_));
+                                                         schema, batches, shard_options_, compaction_));
   open_.emplace(std::make_pair(database, name), table);
   return std::shared_ptr<Table>(std::move(table));
 }
@@ -152,7 +154,7 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   m.set_created_at_micros(WallClockMicros());
   STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, to_prefix, m));
   STRATA_ASSIGN_OR_RETURN(auto reopened,
-                          LocalTable::Open(store_, to_prefix, to, std::move(m), shard_options_));
+                          LocalTable::Open(store_, to_prefix, to, std::move(m), shard_options_, compaction_));
   open_.emplace(std::make_pair(database, to), std::move(reopened));
   return Status::OK();
 }

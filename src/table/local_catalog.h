@@ -24,8 +24,11 @@ namespace strata::table {
 class LocalCatalog : public Catalog {
  public:
   explicit LocalCatalog(std::shared_ptr<io::ObjectStore> store,
-                        shard::ShardWriterOptions shard_options = {})
-      : store_(std::move(store)), shard_options_(std::move(shard_options)) {}
+                        shard::ShardWriterOptions shard_options = {},
+                        base::CompactionOptions compaction = {})
+      : store_(std::move(store)),
+        shard_options_(std::move(shard_options)),
+        compaction_(compaction) {}
 
   Result<std::vector<std::string>> ListTables(const std::string& database) override;
   Result<std::shared_ptr<Table>> CreateTable(const std::string& database, const std::string& name,
@@ -55,6 +58,7 @@ class LocalCatalog : public Catalog {
 
   const std::shared_ptr<io::ObjectStore> store_;
   const shard::ShardWriterOptions shard_options_;
+  const base::CompactionOptions compaction_;
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<LocalTable>> open_;  // mu_
 };

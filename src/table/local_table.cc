@@ -10,6 +10,7 @@
 #include "format/ids.h"
 #include "format/table_manifest.h"
 #include "index/column_index.h"
+#include "memtable/hidden_columns.h"
 #include "shard/batch_conformance.h"
 #include "table/primary_key.h"
 
@@ -44,7 +45,8 @@ Result<std::pair<std::unique_ptr<shard::ShardWriter>, uint64_t>> WriteFreshShard
 Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectStore> store,
                                                      std::string prefix, std::string name,
                                                      format::TableManifest manifest,
-                                                     shard::ShardWriterOptions options) {
+                                                     shard::ShardWriterOptions options,
+                                                     base::CompactionOptions compaction) {
   options.primary_key.assign(manifest.primary_key().begin(), manifest.primary_key().end());
   options.indexes.clear();
   for (const auto& j : manifest.index_specs_json()) {
@@ -53,7 +55,7 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
     options.indexes.push_back(std::move(*spec));
   }
   std::shared_ptr<LocalTable> t(
-      new LocalTable(std::move(store), std::move(prefix), std::move(name), options));
+      new LocalTable(std::move(store), std::move(prefix), std::move(name), options, compaction));
   STRATA_ASSIGN_OR_RETURN(t->schema_, format::DecodeSchema(manifest.arrow_schema()));
   if (manifest.shard_ids_size() != 1) {
     return Status::Corruption("table '" + t->name_ + "' manifest version " +
@@ -61,18 +63,23 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
                               std::to_string(manifest.shard_ids_size()) +
                               " shards; this build handles exactly 1");
   }
+  shard::ShardWriterOptions shard_options = t->options_;
+  auto base = t->OpenBase(manifest.base(), t->schema_, manifest.shard_ids(0), &shard_options);
+  if (!base.ok()) return base.status().WithContext("table '" + t->name_ + "'");
   auto writer = shard::ShardWriter::Open(t->store_, t->prefix_, manifest.shard_ids(0), t->schema_,
-                                         t->options_);
+                                         shard_options);
   if (!writer.ok()) return writer.status().WithContext("table '" + t->name_ + "'");
   t->shard_ = std::move(writer).value();
+  t->base_ = std::move(*base);
   t->manifest_ = std::move(manifest);
+  t->StartBaseLocked();
   return t;
 }
 
 Result<std::shared_ptr<LocalTable>> LocalTable::Create(
     std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
     arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches,
-    shard::ShardWriterOptions options) {
+    shard::ShardWriterOptions options, base::CompactionOptions compaction) {
   if (schema == nullptr) return Status::Invalid("table schema is missing");
   // The key the schema's field metadata declares (table/primary_key.h); a caller's
   // options.primary_key is used only for a schema that declares none.
@@ -92,7 +99,12 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   for (const auto& o : leftovers) STRATA_RETURN_IF_ERROR(store->Remove(o.key));
 
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
-  STRATA_ASSIGN_OR_RETURN(auto fresh, WriteFreshShard(store, prefix, schema, batches, options));
+  std::shared_ptr<LocalTable> t(
+      new LocalTable(std::move(store), std::move(prefix), std::move(name), options, compaction));
+  shard::ShardWriterOptions fresh_options = options;
+  STRATA_ASSIGN_OR_RETURN(auto base, t->OpenBase({}, schema, "", &fresh_options));
+  STRATA_ASSIGN_OR_RETURN(auto fresh,
+                          WriteFreshShard(t->store_, t->prefix_, schema, batches, fresh_options));
   format::TableManifest m;
   for (const auto& k : options.primary_key) m.add_primary_key(k);
   m.set_version(1);
@@ -100,22 +112,23 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   m.add_shard_ids(fresh.first->shard_id());
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(1);  // a new table reports version 1 (as Lance tables do)
-  m.set_table_name(name);
-  Status committed = format::CommitTableManifest(*store, prefix, m);
+  m.set_table_name(t->name_);
+  Status committed = format::CommitTableManifest(*t->store_, t->prefix_, m);
   if (!committed.ok()) {
     fresh.first->close();
-    Status cleanup = shard::ShardWriter::RemoveShardFiles(*store, prefix, fresh.first->shard_id());
+    Status cleanup =
+        shard::ShardWriter::RemoveShardFiles(*t->store_, t->prefix_, fresh.first->shard_id());
     if (!cleanup.ok()) spdlog::warn("cleanup after failed create: {}", cleanup.ToString());
     if (committed.IsAlreadyExists()) {
-      return Status::AlreadyExists("table '" + name + "' already exists");
+      return Status::AlreadyExists("table '" + t->name_ + "' already exists");
     }
     return committed;
   }
-  std::shared_ptr<LocalTable> t(
-      new LocalTable(std::move(store), std::move(prefix), std::move(name), std::move(options)));
   t->schema_ = std::move(schema);
   t->shard_ = std::move(fresh.first);
+  t->base_ = std::move(base);
   t->manifest_ = std::move(m);
+  t->StartBaseLocked();
   return t;
 }
 
@@ -164,6 +177,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   // definitions (the schema may change).
   STRATA_ASSIGN_OR_RETURN(fresh_options.primary_key, PrimaryKeyOf(*schema));
   fresh_options.indexes.clear();
+  STRATA_ASSIGN_OR_RETURN(auto fresh_base, OpenBase({}, schema, "", &fresh_options));
   STRATA_ASSIGN_OR_RETURN(auto fresh,
                           WriteFreshShard(store_, prefix_, schema, batches, fresh_options));
   const uint64_t old_version = manifest_.base_version() + shard_->last_wal_position();
@@ -175,6 +189,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.clear_primary_key();
   for (const auto& k : fresh_options.primary_key) m.add_primary_key(k);
   m.clear_index_specs_json();
+  m.clear_base();  // the fresh shard holds every row
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
   Status committed = format::CommitTableManifest(*store_, prefix_, m);
@@ -187,16 +202,26 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   }
   const std::string old_shard = shard_->shard_id();
   shard_->close();
+  // The old base's thread may be waiting for mu_ (CommitBase): stop it once mu_ is released,
+  // and keep the old shard writer alive until then.
+  std::shared_ptr<base::BaseTable> old_base = std::move(base_);
+  std::unique_ptr<shard::ShardWriter> old_writer = std::move(shard_);
   manifest_ = std::move(m);
   schema_ = std::move(schema);
   shard_ = std::move(fresh.first);
+  base_ = std::move(fresh_base);
+  StartBaseLocked();
   NoteCommit();
+  const uint64_t result = manifest_.base_version() + fresh.second;
+  lock.unlock();
+  old_base->Stop();
+  old_writer.reset();
   Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, old_shard);
   if (!removed.ok()) {
     spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, old_shard,
                  removed.ToString());
   }
-  return manifest_.base_version() + fresh.second;
+  return result;
 }
 
 TableSnapshot LocalTable::Snapshot() const {
@@ -288,6 +313,7 @@ Status LocalTable::CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& s
   STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
   manifest_ = std::move(m);
   NoteCommit();
+  base_->SetIndexes(specs);
   Status applied = shard_->SetIndexes(specs);
   if (!applied.ok()) {
     // The manifest holds the definitions: a reopen applies them.
@@ -348,6 +374,12 @@ std::vector<IndexStatus> LocalTable::ListIndexes() const {
 }
 
 Status LocalTable::Drop() {
+  std::shared_ptr<base::BaseTable> base;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    base = base_;
+  }
+  base->Stop();  // without mu_: its thread may be waiting for it
   std::unique_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   dropped_ = true;
@@ -363,6 +395,115 @@ Status LocalTable::Drop() {
   STRATA_ASSIGN_OR_RETURN(auto rest, store_->List(prefix_ + "/"));
   for (const auto& o : rest) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
   return Status::OK();
+}
+
+LocalTable::~LocalTable() {
+  std::shared_ptr<base::BaseTable> base;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    base = base_;
+  }
+  if (base) base->Stop();
+}
+
+Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
+    const format::BaseTable& stored, const arrow::SchemaPtr& schema, const std::string& shard_id,
+    shard::ShardWriterOptions* options) const {
+  STRATA_ASSIGN_OR_RETURN(memtable::StorageLayout layout,
+                          memtable::MakeStorageLayout(schema, options->primary_key));
+  STRATA_ASSIGN_OR_RETURN(auto base, base::BaseTable::Open(store_, prefix_, stored,
+                                                           layout.storage_schema,
+                                                           layout.key_columns, options->indexes,
+                                                           compaction_));
+  options->base = base->source();
+  auto it = stored.compacted_generation().find(shard_id);
+  options->compacted_generation = it == stored.compacted_generation().end() ? 0 : it->second;
+  return base;
+}
+
+void LocalTable::StartBaseLocked() {
+  base::BaseTable* b = base_.get();
+  b->StartMaintenance(shard_.get(),
+                      [this, b](const format::BaseTable& next,
+                                const std::function<Status()>& install) {
+                        return CommitBase(b, next, install);
+                      });
+}
+
+Status LocalTable::CommitBase(const base::BaseTable* b, const format::BaseTable& next,
+                              const std::function<Status()>& install) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  if (base_.get() != b) {
+    return Status::Invalid("table '" + name_ + "' was overwritten while compacting");
+  }
+  STRATA_RETURN_IF_ERROR(shard_->CheckOwner());
+  format::TableManifest m = manifest_;
+  m.set_version(manifest_.version() + 1);
+  m.set_created_at_micros(WallClockMicros());
+  *m.mutable_base() = next;
+  Status st = format::CommitTableManifest(*store_, prefix_, m);
+  if (!st.ok() && !st.IsAlreadyExists()) {
+    // The put may have landed: read it back before calling it failed.
+    auto back = store_->Get(format::TableManifestKey(prefix_, m.version()));
+    format::TableManifest stored;
+    if (back.ok() && stored.ParseFromString(*back) &&
+        stored.created_at_micros() == m.created_at_micros() &&
+        stored.base().compactions() == next.compactions()) {
+      st = Status::OK();
+    } else if (back.ok() || !back.status().IsNotFound()) {
+      return Status::Internal("table '" + name_ + "': manifest commit outcome unknown: " +
+                              st.ToString());
+    }
+  }
+  if (!st.ok()) return st.WithContext("compaction of table '" + name_ + "'");
+  manifest_ = std::move(m);
+  Status installed = install();
+  if (!installed.ok()) {
+    spdlog::error("table '{}': compaction committed but not installed ({}); reopen the table",
+                  name_, installed.ToString());
+    return Status::Internal("compaction committed but not installed: " + installed.ToString());
+  }
+  return Status::OK();
+}
+
+Result<base::CompactionResult> LocalTable::Compact(shard::Deadline deadline) {
+  std::shared_ptr<base::BaseTable> b;
+  shard::ShardWriter* writer = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    b = base_;
+    writer = shard_.get();
+  }
+  // `writer` outlives this call: a table that replaces its shard keeps the old writer until
+  // the old base is stopped, and Stop waits for a running compaction (its work lock).
+  return b->Compact(*writer,
+                    [this, raw = b.get()](const format::BaseTable& next,
+                                          const std::function<Status()>& install) {
+                      return CommitBase(raw, next, install);
+                    },
+                    deadline);
+}
+
+std::optional<BaseDescription> LocalTable::DescribeBase() const {
+  std::shared_ptr<base::BaseTable> b;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (dropped_) return std::nullopt;
+    b = base_;
+  }
+  const format::BaseTable st = b->state();
+  BaseDescription d;
+  d.stats = b->stats();
+  d.version = st.compactions();
+  d.rows = d.stats.rows;
+  d.live_rows = d.stats.live_rows;
+  d.fragments = d.stats.fragments;
+  d.bytes = d.stats.bytes;
+  for (const auto& [shard, g] : st.compacted_generation()) d.compacted_generation[shard] = g;
+  d.indexes = b->Indexes();
+  return d;
 }
 
 }  // namespace strata::table

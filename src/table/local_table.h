@@ -44,7 +44,8 @@ class LocalTable : public Table {
   static Result<std::shared_ptr<LocalTable>> Open(std::shared_ptr<io::ObjectStore> store,
                                                   std::string prefix, std::string name,
                                                   format::TableManifest manifest,
-                                                  shard::ShardWriterOptions options = {});
+                                                  shard::ShardWriterOptions options = {},
+                                                  base::CompactionOptions compaction = {});
 
   /// Creates a new table at `prefix` (which must hold no manifest; leftovers of an earlier
   /// failed create are removed) with `schema` and initial rows `batches`.
@@ -53,7 +54,9 @@ class LocalTable : public Table {
   static Result<std::shared_ptr<LocalTable>> Create(
       std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
       arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches,
-      shard::ShardWriterOptions options = {});
+      shard::ShardWriterOptions options = {}, base::CompactionOptions compaction = {});
+  /// Stops the base's maintenance thread (compaction, index builds).
+  ~LocalTable() override;
 
   const std::string& name() const override { return name_; }
   arrow::SchemaPtr schema() const override;
@@ -72,6 +75,8 @@ class LocalTable : public Table {
   Result<index::IndexSpec> CreateIndex(index::IndexSpec spec) override;
   Status DropIndex(const std::string& name) override;
   std::vector<IndexStatus> ListIndexes() const override;
+  Result<base::CompactionResult> Compact(shard::Deadline deadline) override;
+  std::optional<BaseDescription> DescribeBase() const override;
   /// Defined in local_table_rewrite.cc; see Table::RewriteColumns.
   Result<uint64_t> RewriteColumns(
       const std::function<Result<ColumnRewrite>(const RewriteSource&)>& plan) override;
@@ -103,11 +108,27 @@ class LocalTable : public Table {
 
  private:
   LocalTable(std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
-             shard::ShardWriterOptions options)
+             shard::ShardWriterOptions options, base::CompactionOptions compaction)
       : store_(std::move(store)),
         prefix_(std::move(prefix)),
         name_(std::move(name)),
-        options_(std::move(options)) {}
+        options_(std::move(options)),
+        compaction_(compaction) {}
+  /// Opens an empty or stored base for a shard `shard_id` of `schema` with `options` (primary
+  /// key, index definitions) and points options->base / compacted_generation at it.
+  Result<std::shared_ptr<base::BaseTable>> OpenBase(const format::BaseTable& stored,
+                                                    const arrow::SchemaPtr& schema,
+                                                    const std::string& shard_id,
+                                                    shard::ShardWriterOptions* options) const;
+  /// Starts base_'s maintenance thread over shard_ (callers hold mu_ or own the table alone).
+  void StartBaseLocked();
+  /// The base's commit step (base::BaseTable::CommitFn) for base `b`: takes mu_ exclusively,
+  /// checks `b` is still the table's base and the shard writer still owns its shard, commits
+  /// a table manifest with `next` as its base (base_version unchanged: the rows are the same),
+  /// then runs `install`. A failed put is read back before it is reported as failed; when the
+  /// outcome cannot be learnt the error is Internal.
+  Status CommitBase(const base::BaseTable* b, const format::BaseTable& next,
+                    const std::function<Status()>& install);
   Status CheckNotDropped() const;
   /// Commits a manifest (version + 1, base_version + 1: a new table version) with `specs` as
   /// the index definitions, then applies them to the shard. Holds mu_ exclusively.
@@ -121,6 +142,7 @@ class LocalTable : public Table {
   const std::string prefix_;
   const std::string name_;
   const shard::ShardWriterOptions options_;  // for every shard this table opens
+  const base::CompactionOptions compaction_;
 
   /// Row-write lock (see the file comment): shared by Insert / Delete / Overwrite, exclusive
   /// for ReadModifyWrite. Guards no data; it orders writes. Taken before mu_.
@@ -129,6 +151,9 @@ class LocalTable : public Table {
   format::TableManifest manifest_;             // guarded by mu_
   arrow::SchemaPtr schema_;                    // guarded by mu_
   std::unique_ptr<shard::ShardWriter> shard_;  // guarded by mu_ (pointer); internally locked
+  /// The base of shard_'s rows (replaced with shard_); its maintenance thread calls CommitBase,
+  /// which takes mu_, so it is stopped only with mu_ released.
+  std::shared_ptr<base::BaseTable> base_;  // guarded by mu_ (pointer); internally locked
   bool dropped_ = false;                       // guarded by mu_
   bool renamed_ = false;                       // guarded by mu_ (set with dropped_)
   /// Commit time of the newest write or manifest this object made (micros since the epoch;

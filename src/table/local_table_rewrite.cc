@@ -104,6 +104,7 @@ Result<uint64_t> LocalTable::RewriteColumns(
   shard::ShardWriterOptions fresh_options = options_;
   fresh_options.primary_key = rewrite.primary_key;
   fresh_options.indexes = rewrite.indexes;
+  STRATA_ASSIGN_OR_RETURN(auto fresh_base, OpenBase({}, rewrite.schema, "", &fresh_options));
   const std::string shard_id = format::RandomUuid();
   STRATA_ASSIGN_OR_RETURN(auto fresh, shard::ShardWriter::Open(store_, prefix_, shard_id,
                                                                rewrite.schema, fresh_options));
@@ -162,6 +163,7 @@ Result<uint64_t> LocalTable::RewriteColumns(
   for (const auto& k : rewrite.primary_key) m.add_primary_key(k);
   m.clear_index_specs_json();
   for (const auto& spec : rewrite.indexes) m.add_index_specs_json(index::IndexSpecToJson(spec));
+  m.clear_base();  // the fresh shard holds every row
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
   Status committed = format::CommitTableManifest(*store_, prefix_, m);
@@ -170,16 +172,25 @@ Result<uint64_t> LocalTable::RewriteColumns(
   }
   const std::string old_shard = shard_->shard_id();
   shard_->close();
+  // As Overwrite: the old base stops once mu_ is released; the old writer lives until then.
+  std::shared_ptr<base::BaseTable> old_base = std::move(base_);
+  std::unique_ptr<shard::ShardWriter> old_writer = std::move(shard_);
   manifest_ = std::move(m);
   schema_ = rewrite.schema;
   shard_ = std::move(fresh);
+  base_ = std::move(fresh_base);
+  StartBaseLocked();
   NoteCommit();
+  const uint64_t result = manifest_.base_version() + fresh_position;
+  lock.unlock();
+  old_base->Stop();
+  old_writer.reset();
   Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, old_shard);
   if (!removed.ok()) {
     spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, old_shard,
                  removed.ToString());
   }
-  return manifest_.base_version() + fresh_position;
+  return result;
 }
 
 }  // namespace strata::table

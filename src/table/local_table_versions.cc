@@ -111,6 +111,9 @@ Result<TableStats> LocalTable::Stats() const {
       out.fragment_rows.push_back(rows);
       out.total_bytes += bytes;
     };
+    // The base's fragments, then the uncompacted tiers.
+    const format::BaseTable base = base_->state();
+    for (const auto& f : base.fragments()) add(f.rows(), f.bytes());
     for (const auto& s : d.sstables) add(s.rows, s.bytes);
     for (const auto& f : d.frozen) add(f.rows, f.bytes);
     add(d.active.rows, d.active.bytes);
@@ -122,12 +125,17 @@ Result<TableStats> LocalTable::Stats() const {
 }
 
 Status LocalTable::CloseForRename() {
-  std::unique_lock<std::shared_mutex> write_lock(write_mu_);
-  std::unique_lock<std::shared_mutex> lock(mu_);
-  STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  dropped_ = true;
-  renamed_ = true;
-  shard_->close();
+  std::shared_ptr<base::BaseTable> base;
+  {
+    std::unique_lock<std::shared_mutex> write_lock(write_mu_);
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    dropped_ = true;
+    renamed_ = true;
+    shard_->close();
+    base = base_;
+  }
+  base->Stop();  // without mu_: its thread may be waiting for it
   return Status::OK();
 }
 

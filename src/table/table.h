@@ -13,6 +13,7 @@
 #include "arrow/array.h"
 #include "arrow/type.h"
 #include "common/status.h"
+#include "base/base_table.h"
 #include "shard/shard_writer.h"
 
 namespace strata::table {
@@ -112,9 +113,30 @@ struct TableStats {
   std::vector<int64_t> fragment_rows;  // physical rows per non-empty source, ascending
 };
 
+/// The base table for `mem_wal/describe/` (DESIGN.md §7).
+struct BaseDescription {
+  uint64_t version = 0;  // compactions committed into it
+  int64_t rows = 0;      // physical rows (deleted ones included)
+  int64_t live_rows = 0;
+  int64_t fragments = 0;
+  int64_t bytes = 0;     // fragment files and index checkpoints
+  std::map<std::string, uint64_t> compacted_generation;  // shard id -> generation
+  std::vector<base::BaseIndexInfo> indexes;
+  base::BaseStats stats;
+};
+
 class Table {
  public:
   virtual ~Table() = default;
+
+  /// Runs one bounded compaction of the table's SSTables into its base now (compact/).
+  /// Errors: AlreadyExists "already running"; NotSupported; the compaction's.
+  virtual Result<base::CompactionResult> Compact(shard::Deadline deadline) {
+    (void)deadline;
+    return Status::NotSupported("compaction is not supported by this table");
+  }
+  /// The base table, or nullopt for tables without one.
+  virtual std::optional<BaseDescription> DescribeBase() const { return std::nullopt; }
 
   virtual const std::string& name() const = 0;
   virtual arrow::SchemaPtr schema() const = 0;

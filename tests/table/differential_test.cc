@@ -363,12 +363,14 @@ class DifferentialRun {
       times += " " + kind + " " + std::to_string(sec).substr(0, 5) + "s";
     std::printf(
         "[figures] Differential %s seed %llu: %lld steps, %zu live rows at the end, "
-        "max_memtable_rows %lld, %d flushes, %d restarts, %d sstables now; time by "
-        "operation:%s\n",
+        "max_memtable_rows %lld, %d flushes, %d restarts, %d explicit compactions, %d sstables "
+        "and %lld base rows now; time by operation:%s\n",
         keyed_ ? "PrimaryKey" : "RowId", static_cast<unsigned long long>(seed_),
         static_cast<long long>(steps), model_.rows.size(),
-        static_cast<long long>(max_memtable_rows_), flushes_, restarts_,
-        static_cast<int>(table_->DescribeShards().at(0).sstables.size()), times.c_str());
+        static_cast<long long>(max_memtable_rows_), flushes_, restarts_, compactions_,
+        static_cast<int>(table_->DescribeShards().at(0).sstables.size()),
+        static_cast<long long>(table_->DescribeBase() ? table_->DescribeBase()->rows : -1),
+        times.c_str());
   }
 
  private:
@@ -452,7 +454,8 @@ class DifferentialRun {
     if (p < 72) return UpdateThroughReadModifyWrite(/*with_insert=*/false);
     if (p < 76) return UpdateThroughReadModifyWrite(/*with_insert=*/true);
     if (p < 84 && !keyed_) return DeleteOneByRowId();
-    if (p < 93) return Flush();
+    if (p < 90) return Flush();
+    if (p < 93) return Compact();
     if (p < 96) return Restart();
     return InsertNew();
   }
@@ -682,6 +685,20 @@ class DifferentialRun {
     ++flushes_;
   }
 
+  // One compaction of the published SSTables into the base (background compactions also run
+  // on their own whenever 4 SSTables are waiting).
+  void Compact() {
+    auto r = table_->Compact(shard::Clock::now() + std::chrono::seconds(60));
+    if (!r.ok() && r.status().IsAlreadyExists()) {
+      Log("compact (busy: a background compaction runs)");
+      return;
+    }
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    Log("compact: " + std::to_string(r->compacted_generations.size()) + " SSTables, " +
+        std::to_string(r->rows_written) + " rows written");
+    ++compactions_;
+  }
+
   void Restart() {
     Log("close + reopen");
     table_.reset();
@@ -852,7 +869,7 @@ class DifferentialRun {
   int64_t next_id_ = 0;
   int64_t step_ = 0;
   bool indexed_ = false;
-  int flushes_ = 0, restarts_ = 0;
+  int flushes_ = 0, restarts_ = 0, compactions_ = 0;
   std::vector<std::string> log_;
   std::map<std::string, double> seconds_;
 };

@@ -1,0 +1,383 @@
+// Compaction and garbage collection at scale (issue "Compaction into an indexed base table",
+// `make bench-compaction`). In-process, through the catalog, with default settings (MemTable
+// sizes, compaction triggers, retention):
+//  1. Load N rows (default 1,000,000; STRATA_COMPACTION_BENCH_ROWS) of seeded clustered 128-d
+//     vectors (1,000 centroids, sigma 0.1; id int64 primary key, HNSW l2 created first) in
+//     1,000-row batches. Every 100,000 rows: L0 count, base rows, bytes on disk, search QPS
+//     (k 10, one thread, 300 queries on one snapshot; the writer paused).
+//  2. Upsert 10% of the ids (new vectors) and delete 5%, in 1,000-row batches.
+//  3. Flush, compact until no SSTable waits, collect garbage; bytes on disk by kind (WAL,
+//     SSTables, base data, base index checkpoints, manifests) against the same live rows loaded
+//     fresh into a new table and compacted.
+//  4. Put latency: p50/p99 of puts that overlapped a compaction against puts that did not.
+//  5. Restart: a child process (this binary, --restart DIR) opens the table and answers one
+//     search: time to first answer, then RSS.
+// Prints one "[figures]" line per measurement and a summary of the issue's targets.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "arrow/builder.h"
+#include "index/index_spec.h"
+#include "query/vector_search.h"
+#include "table/catalog.h"
+#include "table/primary_key.h"
+
+extern char** environ;
+
+namespace {
+
+using namespace strata;  // NOLINT
+using Clock = std::chrono::steady_clock;
+
+constexpr int32_t kDim = 128;
+constexpr int64_t kBatch = 1000;
+constexpr int kCentroids = 1000;
+
+int64_t NumRows() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_ROWS");
+  return s ? std::max<int64_t>(10000, std::atoll(s)) : 1000000;
+}
+
+arrow::SchemaPtr Schema() {
+  auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+      arrow::field("id", arrow::int64(), false),
+      arrow::field("vec", arrow::fixed_size_list(arrow::field("item", arrow::float32()), kDim))});
+  return *table::DeclarePrimaryKey(s, {"id"});
+}
+
+class Vectors {
+ public:
+  Vectors() : rng_(42), centroids_(kCentroids * kDim) {
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (float& x : centroids_) x = u(rng_);
+  }
+  std::vector<float> Next() {
+    std::normal_distribution<float> n(0, 0.1f);
+    const size_t c = rng_() % kCentroids;
+    std::vector<float> v(kDim);
+    for (int d = 0; d < kDim; ++d) v[d] = centroids_[c * kDim + d] + n(rng_);
+    return v;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  std::vector<float> centroids_;
+};
+
+arrow::RecordBatchPtr Batch(const std::vector<int64_t>& ids, Vectors& vecs) {
+  arrow::RecordBatchBuilder b(Schema());
+  for (int64_t id : ids) {
+    (void)b.column(0)->AppendInt(id);
+    const std::vector<float> v = vecs.Next();
+    (void)b.column(1)->child(0)->AppendFloats(v.data(), kDim);
+    (void)b.column(1)->AppendValid();
+  }
+  return *b.Finish();
+}
+
+arrow::RecordBatchPtr Keys(const std::vector<int64_t>& ids) {
+  std::vector<std::optional<int64_t>> idv(ids.begin(), ids.end());
+  auto schema = std::make_shared<arrow::Schema>(
+      std::vector<arrow::FieldPtr>{arrow::field("id", arrow::int64(), false)});
+  return std::make_shared<arrow::RecordBatch>(
+      schema, static_cast<int64_t>(ids.size()),
+      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(idv)});
+}
+
+index::IndexSpec Hnsw() {
+  index::IndexSpec s;
+  s.kind = index::IndexKind::kHnsw;
+  s.column = "vec";
+  s.name = "vec_idx";
+  s.requested_type = "HNSW";
+  s.hnsw.distance = index::DistanceType::kL2;
+  return s;
+}
+
+std::map<std::string, int64_t> DiskBytes(const std::string& dir) {
+  std::map<std::string, int64_t> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    const std::string p = e.path().string();
+    std::string kind = "other";
+    if (p.find("/_mem_wal/") != std::string::npos) {
+      kind = p.find("/wal/") != std::string::npos        ? "wal"
+             : p.find("/manifest/") != std::string::npos ? "manifests"
+                                                         : "sstables";
+    } else if (p.find("/data/") != std::string::npos) {
+      kind = "base_data";
+    } else if (p.find("/_deletions/") != std::string::npos) {
+      kind = "base_deletions";
+    } else if (p.find("/_indices/") != std::string::npos) {
+      kind = "base_index";
+    } else if (p.find("/_versions/") != std::string::npos) {
+      kind = "manifests";
+    }
+    out[kind] += static_cast<int64_t>(e.file_size());
+    out["total"] += static_cast<int64_t>(e.file_size());
+  }
+  return out;
+}
+
+std::string Describe(const std::map<std::string, int64_t>& bytes) {
+  std::string s;
+  for (const auto& [k, v] : bytes) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), " %s %.1f MB", k.c_str(), static_cast<double>(v) / 1e6);
+    s += buf;
+  }
+  return s;
+}
+
+double SearchQps(table::Table& t, Vectors& probe, int n = 300) {
+  const table::TableSnapshot snap = t.Snapshot();
+  std::vector<std::vector<float>> qs;
+  for (int i = 0; i < n; ++i) qs.push_back(probe.Next());
+  const auto t0 = Clock::now();
+  for (const auto& q : qs) {
+    query::VectorSearchOptions o;
+    o.query = q;
+    o.k = 10;
+    auto r = query::VectorSearch(snap, o);
+    if (!r.ok()) {
+      std::fprintf(stderr, "search: %s\n", r.status().ToString().c_str());
+      std::exit(1);
+    }
+  }
+  return n / std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
+
+int64_t ResidentBytes() {
+  std::FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return -1;
+  unsigned long long size = 0, resident = 0;
+  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  return n == 2 ? static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE) : -1;
+}
+
+// --restart DIR: open, answer one search, print time and RSS.
+int RestartChild(const std::string& dir) {
+  const auto t0 = Clock::now();
+  auto catalog = table::Catalog::Open(dir);
+  if (!catalog.ok()) return 2;
+  auto t = (*catalog)->GetTable("default", "bench");
+  if (!t.ok()) return 3;
+  Vectors probe;
+  query::VectorSearchOptions o;
+  o.query = probe.Next();
+  o.k = 10;
+  auto r = query::VectorSearch((*t)->Snapshot(), o);
+  if (!r.ok() || r->num_rows != 10) return 4;
+  const double first = std::chrono::duration<double>(Clock::now() - t0).count();
+  // Then wait until the base index is loaded, and report the QPS and RSS of a warm server.
+  double ready = -1;
+  for (int i = 0; i < 600; ++i) {
+    auto b = (*t)->DescribeBase();
+    bool all = b.has_value();
+    if (b) {
+      for (const auto& idx : b->indexes) all &= idx.rows_indexed >= b->rows;
+    }
+    if (all) {
+      ready = std::chrono::duration<double>(Clock::now() - t0).count();
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::printf("restart first_answer_s %.3f index_ready_s %.3f rss_mb %.1f\n", first, ready,
+              static_cast<double>(ResidentBytes()) / 1e6);
+  return 0;
+}
+
+struct PutSample {
+  double ms;
+  bool during_compaction;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "--restart") return RestartChild(argv[2]);
+  const int64_t rows = NumRows();
+  const std::string root =
+      (std::filesystem::temp_directory_path() / ("strata-compaction-bench-" + std::to_string(getpid())))
+          .string();
+  const std::string dir = root + "/load", fresh_dir = root + "/fresh";
+  std::filesystem::create_directories(dir);
+  std::printf("compaction_bench: %lld rows of %d-d clustered vectors, batches of %lld, in %s\n",
+              static_cast<long long>(rows), kDim, static_cast<long long>(kBatch), root.c_str());
+
+  auto catalog = std::move(table::Catalog::Open(dir)).value();
+  auto table = std::move(catalog->CreateTable("default", "bench", Schema(), {},
+                                              table::CreateMode::kCreate))
+                   .value();
+  if (!table->CreateIndex(Hnsw()).ok()) return 1;
+  Vectors vecs, probe;
+  std::vector<PutSample> puts;
+  std::atomic<bool> compacting{false};
+  std::atomic<bool> stop{false};
+  // A watcher marks the windows during which a compaction is running.
+  std::thread watcher([&] {
+    while (!stop.load()) {
+      auto b = table->DescribeBase();
+      compacting = b.has_value() && b->stats.running > 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  auto put = [&](const std::function<Status()>& fn) {
+    const bool before = compacting.load();
+    const auto t0 = Clock::now();
+    Status st = fn();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    if (!st.ok()) {
+      std::fprintf(stderr, "put: %s\n", st.ToString().c_str());
+      std::exit(1);
+    }
+    puts.push_back({ms, before || compacting.load()});
+  };
+
+  std::map<int64_t, double> qps_at;
+  int64_t max_l0 = 0;
+  const auto load0 = Clock::now();
+  for (int64_t first = 0; first < rows; first += kBatch) {
+    std::vector<int64_t> ids;
+    for (int64_t i = first; i < std::min(rows, first + kBatch); ++i) ids.push_back(i);
+    put([&] { return table->Insert({Batch(ids, vecs)}).status(); });
+    const int64_t done = first + static_cast<int64_t>(ids.size());
+    const int64_t l0 = static_cast<int64_t>(table->DescribeShards().at(0).sstables.size());
+    max_l0 = std::max(max_l0, l0);
+    if (done % 100000 == 0 || done == rows) {
+      const double qps = SearchQps(*table, probe);
+      qps_at[done] = qps;
+      auto b = table->DescribeBase();
+      std::printf(
+          "[figures] rows %lld: L0 %lld (max so far %lld), base rows %lld (%lld compactions), "
+          "search %.0f q/s, load %.0f rows/s,%s\n",
+          static_cast<long long>(done), static_cast<long long>(l0),
+          static_cast<long long>(max_l0), static_cast<long long>(b ? b->rows : 0),
+          static_cast<long long>(b ? b->version : 0), qps,
+          static_cast<double>(done) / std::chrono::duration<double>(Clock::now() - load0).count(),
+          Describe(DiskBytes(dir)).c_str());
+      std::fflush(stdout);
+    }
+  }
+
+  // Upsert 10%, delete 5% (distinct random ids).
+  std::vector<int64_t> order(static_cast<size_t>(rows));
+  for (int64_t i = 0; i < rows; ++i) order[static_cast<size_t>(i)] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(5));
+  const int64_t n_up = rows / 10, n_del = rows / 20;
+  for (int64_t i = 0; i < n_up; i += kBatch) {
+    std::vector<int64_t> ids(order.begin() + i, order.begin() + std::min(n_up, i + kBatch));
+    put([&] { return table->Insert({Batch(ids, vecs)}).status(); });
+  }
+  for (int64_t i = n_up; i < n_up + n_del; i += kBatch) {
+    std::vector<int64_t> ids(order.begin() + i,
+                             order.begin() + std::min(n_up + n_del, i + kBatch));
+    put([&] { return table->Delete({Keys(ids)}).status(); });
+  }
+  stop = true;
+  watcher.join();
+
+  // Settle: flush, compact until no SSTable waits (retrying while a background one runs).
+  if (!table->Flush(Clock::now() + std::chrono::minutes(10)).ok()) return 1;
+  for (int i = 0; i < 10000 && !table->DescribeShards().at(0).sstables.empty(); ++i) {
+    auto r = table->Compact(Clock::now() + std::chrono::minutes(10));
+    if (!r.ok() && !r.status().IsAlreadyExists()) {
+      std::fprintf(stderr, "compact: %s\n", r.status().ToString().c_str());
+      return 1;
+    }
+    if (!r.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  (void)table->CollectGarbage();
+  const int64_t live = table->Snapshot().num_rows;
+  const auto loaded_bytes = DiskBytes(dir);
+  std::printf("[figures] after upserts and deletes: %lld live rows,%s\n",
+              static_cast<long long>(live), Describe(loaded_bytes).c_str());
+
+  // The same live rows loaded fresh and compacted.
+  {
+    std::filesystem::create_directories(fresh_dir);
+    auto fc = std::move(table::Catalog::Open(fresh_dir)).value();
+    auto ft = std::move(fc->CreateTable("default", "bench", Schema(), {},
+                                        table::CreateMode::kCreate))
+                  .value();
+    if (!ft->CreateIndex(Hnsw()).ok()) return 1;
+    auto snap = table->Snapshot();
+    auto live_batches = std::move(shard::LiveBatches(*snap.shard)).value();
+    for (const auto& b : live_batches) {
+      for (int64_t off = 0; off < b->num_rows(); off += kBatch) {
+        if (!ft->Insert({b->Slice(off, std::min(kBatch, b->num_rows() - off))}).ok()) return 1;
+      }
+    }
+    if (!ft->Flush(Clock::now() + std::chrono::minutes(10)).ok()) return 1;
+    for (int i = 0; i < 10000 && !ft->DescribeShards().at(0).sstables.empty(); ++i) {
+      auto r = ft->Compact(Clock::now() + std::chrono::minutes(10));
+      if (!r.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    (void)ft->CollectGarbage();
+    const auto fresh_bytes = DiskBytes(fresh_dir);
+    std::printf("[figures] fresh table of the same %lld live rows:%s\n",
+                static_cast<long long>(ft->Snapshot().num_rows), Describe(fresh_bytes).c_str());
+    std::printf("[figures] disk bytes loaded / fresh: %.3f (target <= 1.2); per live row: "
+                "loaded %.0f B, fresh %.0f B\n",
+                static_cast<double>(loaded_bytes.at("total")) /
+                    static_cast<double>(fresh_bytes.at("total")),
+                static_cast<double>(loaded_bytes.at("total")) / static_cast<double>(live),
+                static_cast<double>(fresh_bytes.at("total")) / static_cast<double>(live));
+  }
+
+  std::vector<double> idle, during;
+  for (const auto& p : puts) (p.during_compaction ? during : idle).push_back(p.ms);
+  const double idle_p99 = Percentile(idle, 0.99), during_p99 = Percentile(during, 0.99);
+  std::printf("[figures] put latency: idle n %zu p50 %.2f ms p99 %.2f ms; during compaction n "
+              "%zu p50 %.2f ms p99 %.2f ms; p99 ratio %.2f (target <= 2)\n",
+              idle.size(), Percentile(idle, 0.5), idle_p99, during.size(),
+              Percentile(during, 0.5), during_p99, idle_p99 > 0 ? during_p99 / idle_p99 : 0);
+  const double q100 = qps_at.count(100000) ? qps_at[100000] : qps_at.begin()->second;
+  const double qend = qps_at.rbegin()->second;
+  std::printf("[figures] search QPS at %lld rows / at 100k: %.0f / %.0f = %.2f (target >= 0.9); "
+              "max L0 during the load %lld (target <= 5)\n",
+              static_cast<long long>(qps_at.rbegin()->first), qend, q100, qend / q100,
+              static_cast<long long>(max_l0));
+
+  // Restart in a child process (its RSS is its own).
+  table.reset();
+  catalog.reset();
+  {
+    std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    std::vector<char*> args = {self.data(), const_cast<char*>("--restart"),
+                               const_cast<char*>(dir.c_str()), nullptr};
+    pid_t pid = 0;
+    std::fflush(stdout);
+    if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, args.data(), environ) == 0) {
+      int status = 0;
+      waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::printf("restart child failed (status %d)\n", status);
+      }
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(root, ec);
+  return 0;
+}

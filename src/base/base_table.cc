@@ -1,0 +1,261 @@
+// BaseTable: open, index maintenance and the maintenance thread (compaction itself is in
+// compaction.cc). See base_table.h.
+#include "base/base_table.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "format/deletion_vector.h"
+#include "index/column_index.h"
+#include "sstable/sstable_reader.h"
+
+namespace strata::base {
+
+std::string FragmentsPrefix(const std::string& table_prefix) { return table_prefix + "/data"; }
+
+Result<std::shared_ptr<BaseTable>> BaseTable::Open(std::shared_ptr<io::ObjectStore> store,
+                                                   std::string table_prefix,
+                                                   const format::BaseTable& manifest_base,
+                                                   arrow::SchemaPtr storage_schema,
+                                                   std::vector<int> key_columns,
+                                                   std::vector<index::IndexSpec> specs,
+                                                   CompactionOptions options) {
+  std::shared_ptr<BaseTable> b(new BaseTable());
+  b->store_ = std::move(store);
+  b->table_prefix_ = std::move(table_prefix);
+  b->key_columns_ = std::move(key_columns);
+  b->options_ = options;
+  b->source_ = std::make_shared<shard::BaseSource>(storage_schema);
+  b->state_ = manifest_base;
+  b->specs_ = std::move(specs);
+  const std::string frag_prefix = FragmentsPrefix(b->table_prefix_);
+  for (const auto& f : manifest_base.fragments()) {
+    if (f.first_row() != b->source_->rows()) {
+      return Status::Corruption("base fragment '" + f.path() + "' starts at row " +
+                                std::to_string(f.first_row()) + ", expected " +
+                                std::to_string(b->source_->rows()));
+    }
+    auto r = sstable::SSTableReader::Open(*b->store_, frag_prefix, f.path(),
+                                          /*load_indexes=*/false);
+    if (!r.ok()) return r.status().WithContext("base fragment '" + f.path() + "'");
+    if ((*r)->num_rows() != f.rows()) {
+      return Status::Corruption("base fragment '" + f.path() + "' holds " +
+                                std::to_string((*r)->num_rows()) + " rows, manifest says " +
+                                std::to_string(f.rows()));
+    }
+    if (!(*r)->schema()->Equals(*storage_schema)) {
+      return Status::Corruption("base fragment '" + f.path() + "' schema differs from the table's");
+    }
+    b->source_->AppendFragment(*r);
+    if (!f.deletions_path().empty()) {
+      auto bytes = b->store_->Get(b->table_prefix_ + "/" + f.deletions_path());
+      if (!bytes.ok()) return bytes.status().WithContext("base deletion vector");
+      auto dv = format::DeletionVector::Deserialize(*bytes);
+      if (!dv.ok()) {
+        return dv.status().WithContext("base deletion vector '" + f.deletions_path() + "'");
+      }
+      for (uint32_t p : dv->ToVector()) {
+        if (p >= f.rows()) {
+          return Status::Corruption("base deletion vector '" + f.deletions_path() +
+                                    "' names row " + std::to_string(p) + " of " +
+                                    std::to_string(f.rows()));
+        }
+        b->source_->liveness().Supersede(f.first_row() + p, shard::Liveness::kDead);
+      }
+    }
+  }
+  b->stats_.fragments = manifest_base.fragments_size();
+  return b;
+}
+
+BaseTable::~BaseTable() { Stop(); }
+
+format::BaseTable BaseTable::state() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_;
+}
+
+void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) return;
+  shard_ = shard;
+  commit_ = std::move(commit);
+  thread_ = std::thread([this] { MaintenanceLoop(); });
+}
+
+void BaseTable::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+  // A compaction running on another thread (compact/) finishes before Stop returns.
+  std::lock_guard<std::mutex> work(work_mu_);
+}
+
+void BaseTable::Notify() {
+  std::lock_guard<std::mutex> lock(mu_);
+  wake_ = true;
+  cv_.notify_all();
+}
+
+void BaseTable::SetIndexes(std::vector<index::IndexSpec> specs) {
+  source_->RetainIndexes(specs);
+  std::lock_guard<std::mutex> lock(mu_);
+  specs_ = std::move(specs);
+  index_work_ = true;
+  wake_ = true;
+  cv_.notify_all();
+}
+
+std::vector<BaseIndexInfo> BaseTable::Indexes() const {
+  std::vector<BaseIndexInfo> out;
+  std::vector<index::IndexSpec> specs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    specs = specs_;
+  }
+  const auto built = source_->indexes();
+  for (const auto& s : specs) {
+    BaseIndexInfo info{s, 0};
+    for (const auto& i : built) {
+      if (i->spec().name == s.name && i->spec().uuid == s.uuid) info.rows_indexed = i->rows_indexed();
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+BaseStats BaseTable::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  BaseStats s = stats_;
+  s.rows = source_->rows();
+  s.fragments = state_.fragments_size();
+  s.bytes = 0;
+  int64_t deleted = 0;
+  for (const auto& f : state_.fragments()) {
+    s.bytes += f.bytes();
+    deleted += f.deleted_rows();
+  }
+  for (const auto& c : state_.indexes()) s.bytes += c.bytes();
+  s.live_rows = s.rows - deleted;
+  return s;
+}
+
+Status BaseTable::WaitIndexesReady(shard::Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (index_work_ || building_) {
+    if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && (index_work_ || building_)) {
+      return Status::Timeout("base indexes not ready by the deadline");
+    }
+  }
+  return Status::OK();
+}
+
+bool BaseTable::BuildMissingIndexes() {
+  std::vector<index::IndexSpec> specs;
+  format::BaseTable state;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    specs = specs_;
+    state = state_;
+  }
+  std::lock_guard<std::mutex> work(work_mu_);
+  bool did = false;
+  const shard::BaseSource::State st = source_->CurrentState();
+  const auto batches = source_->Batches(st);
+  const auto starts = source_->BatchStarts(st);
+  for (const auto& spec : specs) {
+    bool have = false;
+    for (const auto& i : source_->indexes()) {
+      have |= i->spec().name == spec.name && i->spec().uuid == spec.uuid &&
+              i->rows_indexed() >= st.rows;
+    }
+    if (have || st.rows == 0) continue;
+    did = true;
+    std::shared_ptr<index::ColumnIndex> idx;
+    int64_t covered = 0;
+    for (const auto& c : state.indexes()) {
+      if (c.name() != spec.name || c.uuid() != spec.uuid || c.rows() > st.rows) continue;
+      auto bytes = store_->Get(table_prefix_ + "/" + c.path());
+      if (!bytes.ok()) {
+        spdlog::warn("base index '{}': checkpoint {} unreadable ({}); rebuilding", spec.name,
+                     c.path(), bytes.status().ToString());
+        break;
+      }
+      auto loaded = index::ColumnIndex::Deserialize(*bytes, *source_->storage_schema());
+      if (!loaded.ok() || (*loaded)->rows_indexed() != c.rows()) {
+        spdlog::warn("base index '{}': checkpoint {} invalid ({}); rebuilding", spec.name,
+                     c.path(), loaded.ok() ? "row count" : loaded.status().ToString());
+        break;
+      }
+      idx = std::move(*loaded);
+      covered = c.rows();
+    }
+    if (idx == nullptr) {
+      auto made = index::ColumnIndex::Make(spec, *source_->storage_schema(), st.rows);
+      if (!made.ok()) {
+        spdlog::error("base index '{}' not built: {}", spec.name, made.status().ToString());
+        continue;
+      }
+      idx = std::move(*made);
+      covered = 0;
+    }
+    Status s;
+    for (size_t k = 0; k < batches.size() && s.ok(); ++k) {
+      const int64_t start = starts[k];
+      const int64_t n = batches[k]->num_rows();
+      if (start + n <= covered) continue;
+      if (start < covered) {
+        s = idx->IndexBatch(*batches[k]->Slice(covered - start, start + n - covered), covered);
+      } else {
+        s = idx->IndexBatch(*batches[k], start);
+      }
+    }
+    if (!s.ok()) {
+      spdlog::error("base index '{}' not built: {}", spec.name, s.ToString());
+      continue;
+    }
+    source_->SetIndex(std::move(idx));
+  }
+  return did;
+}
+
+void BaseTable::MaintenanceLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    if (index_work_) {
+      index_work_ = false;
+      building_ = true;
+      lock.unlock();
+      BuildMissingIndexes();
+      // Views are cached until a visible change: make the ready indexes one.
+      if (shard_ != nullptr) shard_->InvalidateViews();
+      lock.lock();
+      building_ = false;
+      cv_.notify_all();
+      continue;
+    }
+    const bool background = options_.background;
+    lock.unlock();
+    if (background && shard_ != nullptr && CompactionDue(*shard_)) {
+      auto r = Compact(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
+      if (!r.ok() && !r.status().IsAlreadyExists()) {
+        spdlog::warn("table '{}': background compaction failed: {}", table_prefix_,
+                     r.status().ToString());
+        lock.lock();
+        cv_.wait_for(lock, options_.poll_interval * 5, [this] { return stop_; });
+        continue;
+      }
+      lock.lock();
+      continue;
+    }
+    lock.lock();
+    cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_ || index_work_; });
+    wake_ = false;
+  }
+}
+
+}  // namespace strata::base

@@ -1,0 +1,187 @@
+// The base table of one table (DESIGN.md §1 "generation 0", §3, §7): the compacted, indexed
+// bulk of its rows, and the compaction that moves published SSTables into it.
+//
+// On disk (relative to the table prefix), all referenced from the table manifest's `base`
+// (format/proto/table_manifest.proto BaseTable), which a compaction commits in ONE
+// put-if-absent manifest version together with compacted_generation[shard]:
+//   data/{random8}_gen_{g}/       one fragment per compaction: an SSTable-format directory
+//                                 (data.arrow Arrow IPC file, uncompressed; pk_index.bin;
+//                                 bloom_filter.bin), rows in base order;
+//   _deletions/{fragment}-{n}.bin deletion vector of a fragment after compaction n (rows later
+//                                 superseded or deleted by compacted rows);
+//   _indices/{uuid}/{random16}.idx  checkpoint of a base-wide index (index/column_index.h
+//                                 bytes) covering base rows [0, rows).
+// In memory it is a shard::BaseSource: fragments' rows appended in order, one liveness, one
+// index per definition over all base rows (HNSW labels = base positions).
+//
+// Compaction (Compact): takes the oldest published SSTables of the shard (ascending
+// generation, up to max_rows_per_compaction rows, at least one SSTable), copies their rows that
+// are still live at or below the newest compacted generation G into a new fragment (upsert:
+// the newest version of a key wins, tombstones are dropped; a row superseded only by a newer,
+// uncompacted generation is copied and keeps its mark), writes deletion vectors for base rows
+// superseded by the compacted rows, indexes the new rows into the base indexes (work
+// proportional to the rows compacted: hnswlib addPoint per row), checkpoints an index when the
+// rows it does not cover reach max(min_checkpoint_rows, rows it covers) (amortised O(1)
+// serialised bytes per row), then hands the new BaseTable to `commit`, which commits the
+// table manifest and installs it in the shard's read view (ShardWriter::InstallCompaction)
+// atomically for readers. Puts and reads never wait for it: it reads a snapshot and holds no
+// shard lock while it builds.
+//
+// Opening: fragments and deletion vectors are read at Open (rows visible at once; the base
+// scans exactly until its indexes are ready); index checkpoints are loaded, and rows they do
+// not cover indexed, by the maintenance thread (StartMaintenance), so a restart answers its
+// first query after reading the data, not after loading an HNSW graph.
+//
+// Locks: `work_mu_` serialises everything that changes the base indexes or appends rows
+// (Compact, index builds): a second Compact while one runs fails Busy. `mu_` guards `state_`,
+// `specs_` and the maintenance thread's flags; never held across I/O.
+// Thread-safety: every public method may be called from any thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "arrow/type.h"
+#include "common/status.h"
+#include "format/proto/table_manifest.pb.h"
+#include "index/index_spec.h"
+#include "io/object_store.h"
+#include "shard/base_source.h"
+#include "shard/shard_writer.h"
+
+namespace strata::base {
+
+/// Compaction limits and triggers (server flags; defaults from the issue).
+struct CompactionOptions {
+  /// Compact when a shard has at least this many published, uncompacted SSTables (L0)...
+  int64_t l0_trigger_count = 4;
+  /// ...or when their bytes reach this.
+  int64_t l0_trigger_bytes = 512ll << 20;
+  /// Rows taken per compaction at most (whole SSTables; at least one SSTable).
+  int64_t max_rows_per_compaction = 1000000;
+  /// An index is checkpointed once the rows it does not cover reach max(this, rows covered).
+  int64_t min_checkpoint_rows = 65536;
+  /// Background compaction (false: only compact/ and Compact() run it).
+  bool background = true;
+  /// How often the maintenance thread checks the triggers without being woken.
+  std::chrono::milliseconds poll_interval{1000};
+};
+
+/// What one compaction did.
+struct CompactionResult {
+  std::vector<uint64_t> compacted_generations;  // SSTable generations moved into the base
+  int64_t rows_in = 0;         // rows of those SSTables (dead ones included)
+  int64_t rows_written = 0;    // rows of the new fragment
+  int64_t bytes_written = 0;   // fragment + deletion vectors + checkpoints
+  int64_t sstables_remaining = 0;
+  uint64_t base_compactions = 0;  // BaseTable.compactions after it
+  double seconds = 0;
+};
+
+/// Cumulative figures for metrics.
+struct BaseStats {
+  uint64_t compactions = 0, compaction_failures = 0;
+  uint64_t rows_compacted = 0, bytes_compacted = 0;
+  double compaction_seconds_total = 0;
+  int64_t rows = 0, live_rows = 0, fragments = 0, bytes = 0;
+  int64_t running = 0;  // compactions in progress now (0 or 1)
+};
+
+/// An index of the base for describe: definition, rows covered.
+struct BaseIndexInfo {
+  index::IndexSpec spec;
+  int64_t rows_indexed = 0;
+};
+
+class BaseTable {
+ public:
+  /// Commits `next` as the table manifest's base (with compacted_generation raised for the
+  /// shard) and then calls `install` (ShardWriter::InstallCompaction), both under the table's
+  /// lock. Errors: Fenced / AlreadyExists / IOError (nothing installed).
+  using CommitFn = std::function<Status(const format::BaseTable& next,
+                                        const std::function<Status()>& install)>;
+
+  /// Opens the base described by `manifest_base` (fragments and deletion vectors are read now;
+  /// indexes by the maintenance thread). `storage_schema` / `key_columns` as the shard's
+  /// storage layout. Errors: NotFound / Corruption naming the file; IOError.
+  static Result<std::shared_ptr<BaseTable>> Open(std::shared_ptr<io::ObjectStore> store,
+                                                 std::string table_prefix,
+                                                 const format::BaseTable& manifest_base,
+                                                 arrow::SchemaPtr storage_schema,
+                                                 std::vector<int> key_columns,
+                                                 std::vector<index::IndexSpec> specs,
+                                                 CompactionOptions options = {});
+  ~BaseTable();
+
+  /// The in-memory source handed to the shard writer (ShardWriterOptions::base).
+  const std::shared_ptr<shard::BaseSource>& source() const { return source_; }
+  format::BaseTable state() const;
+
+  /// Starts the maintenance thread: loads index checkpoints and indexes what they miss, builds
+  /// new definitions, and (options.background) compacts `shard` when a trigger fires.
+  /// `commit` as Compact's. Call once, after the shard writer is open.
+  void StartMaintenance(shard::ShardWriter* shard, CommitFn commit);
+  /// Stops and joins the maintenance thread (a compaction in progress finishes first).
+  void Stop();
+  /// Wakes the maintenance thread (after a flush, or a definition change).
+  void Notify();
+
+  /// Runs one compaction of `shard` now (see the file comment). Returns what it did; nothing
+  /// to compact is not an error (empty compacted_generations). `deadline`: no new SSTable is
+  /// taken once it passed (a compaction never stops half way).
+  /// Errors: Busy-style AlreadyExists "compaction already running"; Fenced; IOError; the
+  /// writers' errors (the base and manifest are unchanged).
+  Result<CompactionResult> Compact(shard::ShardWriter& shard, const CommitFn& commit,
+                                   shard::Deadline deadline);
+  /// Whether a compaction trigger fires for `shard` now.
+  bool CompactionDue(const shard::ShardWriter& shard) const;
+
+  /// Replaces the index definitions: dropped ones leave the base at once; new ones are built
+  /// over every base row by the maintenance thread.
+  void SetIndexes(std::vector<index::IndexSpec> specs);
+  std::vector<BaseIndexInfo> Indexes() const;
+  BaseStats stats() const;
+  /// Blocks until the maintenance thread has no index work left (tests, benchmarks).
+  /// Errors: Timeout.
+  Status WaitIndexesReady(shard::Deadline deadline);
+
+ private:
+  BaseTable() = default;
+  void MaintenanceLoop();
+  /// Loads checkpoints / builds missing indexes (holds work_mu_). Returns true when it did work.
+  bool BuildMissingIndexes();
+  Result<CompactionResult> CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
+                                         shard::Deadline deadline);
+
+  std::shared_ptr<io::ObjectStore> store_;
+  std::string table_prefix_;
+  std::vector<int> key_columns_;
+  CompactionOptions options_;
+  std::shared_ptr<shard::BaseSource> source_;
+
+  std::mutex work_mu_;  // serialises compactions and index builds (see file comment)
+  mutable std::mutex mu_;
+  std::condition_variable cv_;          // with mu_: Notify, Stop
+  format::BaseTable state_;             // guarded by mu_
+  std::vector<index::IndexSpec> specs_; // guarded by mu_
+  bool index_work_ = true;              // guarded by mu_: BuildMissingIndexes may have work
+  bool building_ = false;               // guarded by mu_: BuildMissingIndexes running
+  bool stop_ = false;                   // guarded by mu_
+  bool wake_ = false;                   // guarded by mu_
+  BaseStats stats_;                     // guarded by mu_
+  shard::ShardWriter* shard_ = nullptr; // set by StartMaintenance
+  CommitFn commit_;                     // set by StartMaintenance
+  std::thread thread_;
+};
+
+/// "{table_prefix}/data" (fragments are SSTable-format directories under it).
+std::string FragmentsPrefix(const std::string& table_prefix);
+
+}  // namespace strata::base

@@ -1,0 +1,291 @@
+// BaseTable::Compact: SSTables -> a base fragment (see base_table.h for the algorithm).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+
+#include "arrow/compute/filter.h"
+#include "base/base_table.h"
+#include "format/deletion_vector.h"
+#include "format/ids.h"
+#include "sstable/sstable_reader.h"
+#include "sstable/sstable_writer.h"
+
+namespace strata::base {
+namespace {
+
+using shard::Liveness;
+
+/// Whether a row with liveness mark `m` is dead for good once generations <= g are compacted:
+/// deleted at open (kDead) or superseded by a row of a compacted generation.
+bool DeadUpTo(uint64_t m, uint64_t g) {
+  return m == Liveness::kDead || (m != Liveness::kNone && (m >> 32) <= g);
+}
+
+}  // namespace
+
+bool BaseTable::CompactionDue(const shard::ShardWriter& shard) const {
+  const shard::ShardDescription d = shard.Describe();
+  if (d.state != "open") return false;
+  int64_t bytes = 0;
+  for (const auto& s : d.sstables) bytes += s.bytes;
+  return static_cast<int64_t>(d.sstables.size()) >= options_.l0_trigger_count ||
+         (!d.sstables.empty() && bytes >= options_.l0_trigger_bytes);
+}
+
+Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const CommitFn& commit,
+                                            shard::Deadline deadline) {
+  std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
+  if (!work.owns_lock()) {
+    return Status::AlreadyExists("a compaction of this table is already running");
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return Status::Invalid("the table is closed");
+  }
+  const auto t0 = shard::Clock::now();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.running = 1;
+  }
+  auto r = CompactLocked(shard, commit, deadline);
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.running = 0;
+  if (!r.ok()) {
+    ++stats_.compaction_failures;
+    return r;
+  }
+  r->seconds = std::chrono::duration<double>(shard::Clock::now() - t0).count();
+  if (!r->compacted_generations.empty()) {
+    ++stats_.compactions;
+    stats_.rows_compacted += static_cast<uint64_t>(r->rows_in);
+    stats_.bytes_compacted += static_cast<uint64_t>(r->bytes_written);
+    stats_.compaction_seconds_total += r->seconds;
+  }
+  return r;
+}
+
+Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
+                                                  const CommitFn& commit,
+                                                  shard::Deadline deadline) {
+  CompactionResult result;
+  STRATA_ASSIGN_OR_RETURN(auto snap, shard.Snapshot());
+  // 1. The oldest published SSTables, ascending generation.
+  std::vector<const shard::SourceView*> picked;
+  int64_t rows_in = 0;
+  int64_t sstables = 0;
+  for (const auto& src : snap->sources) {
+    if (src.memtable || src.generation == 0) continue;
+    ++sstables;
+    const bool full = !picked.empty() && (rows_in + src.num_rows > options_.max_rows_per_compaction ||
+                                          shard::Clock::now() > deadline);
+    if (full || (!picked.empty() && picked.back()->generation + 1 != src.generation)) continue;
+    if (full) continue;
+    picked.push_back(&src);
+    rows_in += src.num_rows;
+  }
+  result.sstables_remaining = sstables - static_cast<int64_t>(picked.size());
+  if (picked.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    result.base_compactions = state_.compactions();
+    return result;
+  }
+  const uint64_t g = picked.back()->generation;
+  result.rows_in = rows_in;
+
+  // 2. Rows still live once generations <= g are compacted, with their origins.
+  std::vector<arrow::RecordBatchPtr> out;
+  std::vector<std::pair<uint64_t, int64_t>> origins;
+  for (const shard::SourceView* src : picked) {
+    result.compacted_generations.push_back(src->generation);
+    for (size_t k = 0; k < src->batches.size(); ++k) {
+      const arrow::RecordBatchPtr& batch = src->batches[k];
+      const int64_t start = src->batch_starts[k];
+      const int64_t n = batch->num_rows();
+      std::vector<uint8_t> bits(static_cast<size_t>((n + 7) / 8), 0);
+      int64_t kept = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (DeadUpTo(src->liveness->Mark(start + i), g)) continue;
+        bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
+        origins.emplace_back(src->generation, start + i);
+        ++kept;
+      }
+      if (kept == 0) continue;
+      if (kept == n) {
+        out.push_back(batch);
+      } else {
+        STRATA_ASSIGN_OR_RETURN(auto f, arrow::compute::FilterBatch(*batch, bits.data(), 0));
+        out.push_back(std::move(f));
+      }
+    }
+  }
+
+  format::BaseTable next;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    next = state_;
+  }
+  const uint64_t version = next.compactions() + 1;
+  std::vector<std::string> written;  // keys to remove if the commit fails
+  auto cleanup = [&] {
+    for (const auto& key : written) (void)store_->Remove(key);
+  };
+
+  // 3. The fragment.
+  const std::string frag_prefix = FragmentsPrefix(table_prefix_);
+  std::shared_ptr<const sstable::SSTableReader> fragment;
+  const int64_t first = source_->rows();
+  if (!origins.empty()) {
+    sstable::SSTableInput in;
+    in.generation = g;
+    in.schema = source_->storage_schema();
+    in.batches = out;
+    in.key_columns = key_columns_;
+    sstable::SSTableWriteOptions wo;
+    wo.compression = arrow::ipc::Compression::kNone;  // used in place later (mmap)
+    STRATA_ASSIGN_OR_RETURN(format::SSTableEntry entry,
+                            sstable::WriteSSTable(*store_, frag_prefix, in, wo));
+    auto reader = sstable::SSTableReader::Open(*store_, frag_prefix, entry.path(),
+                                               /*load_indexes=*/false);
+    if (!reader.ok()) {
+      (void)sstable::RemoveSSTable(*store_, frag_prefix, entry.path());
+      return reader.status();
+    }
+    fragment = std::move(*reader);
+    format::BaseFragment* f = next.add_fragments();
+    f->set_path(entry.path());
+    f->set_first_row(first);
+    f->set_rows(entry.rows());
+    f->set_bytes(entry.bytes());
+    result.rows_written = entry.rows();
+    result.bytes_written += entry.bytes();
+  }
+  auto remove_fragment = [&] {
+    if (fragment) (void)sstable::RemoveSSTable(*store_, frag_prefix, fragment->dir_name());
+  };
+
+  // 4. Deletion vectors of the older fragments: rows dead once generations <= g are compacted.
+  const shard::Liveness& live = source_->liveness();
+  for (int i = 0; i < next.fragments_size(); ++i) {
+    format::BaseFragment* f = next.mutable_fragments(i);
+    if (f->first_row() >= first) continue;  // the new fragment: copied rows only
+    format::DeletionVector dv;
+    for (int64_t p = 0; p < f->rows(); ++p) {
+      if (DeadUpTo(live.Mark(f->first_row() + p), g)) dv.Add(static_cast<uint32_t>(p));
+    }
+    const int64_t dead = static_cast<int64_t>(dv.cardinality());
+    if (dead == f->deleted_rows()) continue;
+    const std::string rel = "_deletions/" + f->path() + "-" + std::to_string(version) + ".bin";
+    const std::string bytes = dv.Serialize();
+    Status st = store_->PutIfAbsent(table_prefix_ + "/" + rel, bytes);
+    if (!st.ok()) {
+      cleanup();
+      remove_fragment();
+      return st;
+    }
+    written.push_back(table_prefix_ + "/" + rel);
+    f->set_deletions_path(rel);
+    f->set_deleted_rows(dead);
+    result.bytes_written += static_cast<int64_t>(bytes.size());
+  }
+
+  // 5. Index the new rows (positions past every view's row count until the install), then
+  // checkpoint indexes that are due.
+  std::vector<index::IndexSpec> specs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    specs = specs_;
+  }
+  auto fail_indexes = [&](const Status& st) {
+    // The base indexes may now hold positions the next attempt reuses: rebuild them.
+    source_->RetainIndexes({});
+    std::lock_guard<std::mutex> lock(mu_);
+    index_work_ = true;
+    cv_.notify_all();
+    return st;
+  };
+  const int64_t total = first + result.rows_written;
+  for (const auto& idx : source_->indexes()) {
+    if (idx->rows_indexed() < first) continue;  // being rebuilt: built later over every row
+    int64_t pos = first;
+    for (const auto& b : out) {
+      Status st = idx->IndexBatch(*b, pos);
+      if (!st.ok()) {
+        cleanup();
+        remove_fragment();
+        return fail_indexes(st);
+      }
+      pos += b->num_rows();
+    }
+    bool covered_by_spec = false;
+    for (const auto& s : specs) covered_by_spec |= s.name == idx->spec().name && s.uuid == idx->spec().uuid;
+    if (!covered_by_spec) continue;
+    int64_t saved = 0;
+    int ci = -1;
+    for (int i = 0; i < next.indexes_size(); ++i) {
+      if (next.indexes(i).name() == idx->spec().name && next.indexes(i).uuid() == idx->spec().uuid) {
+        saved = next.indexes(i).rows();
+        ci = i;
+      }
+    }
+    if (total - saved < std::max(options_.min_checkpoint_rows, saved)) continue;
+    auto bytes = idx->Serialize();
+    if (!bytes.ok()) {
+      spdlog::warn("base index '{}': checkpoint not written: {}", idx->spec().name,
+                   bytes.status().ToString());
+      continue;
+    }
+    const std::string rel = "_indices/" + idx->spec().uuid + "/" + format::RandomHex(16) + ".idx";
+    Status st = store_->PutIfAbsent(table_prefix_ + "/" + rel, *bytes);
+    if (!st.ok()) {
+      spdlog::warn("base index '{}': checkpoint not written: {}", idx->spec().name, st.ToString());
+      continue;
+    }
+    written.push_back(table_prefix_ + "/" + rel);
+    format::BaseIndexCheckpoint* c = ci >= 0 ? next.mutable_indexes(ci) : next.add_indexes();
+    c->set_name(idx->spec().name);
+    c->set_uuid(idx->spec().uuid);
+    c->set_path(rel);
+    c->set_rows(total);
+    c->set_bytes(static_cast<int64_t>(bytes->size()));
+    result.bytes_written += static_cast<int64_t>(bytes->size());
+  }
+  // Checkpoints of dropped definitions are no longer referenced.
+  for (int i = next.indexes_size(); i-- > 0;) {
+    bool keep = false;
+    for (const auto& s : specs) keep |= s.name == next.indexes(i).name() && s.uuid == next.indexes(i).uuid();
+    if (!keep) next.mutable_indexes()->DeleteSubrange(i, 1);
+  }
+
+  // 6. Commit the table manifest and install in the read view, atomically for readers.
+  (*next.mutable_compacted_generation())[shard.shard_id()] = g;
+  next.set_compactions(version);
+  shard::CompactionInstall install;
+  install.compacted_generation = g;
+  install.fragment = fragment;
+  install.origins = std::move(origins);
+  Status st = commit(next, [&] { return shard.InstallCompaction(install); });
+  if (!st.ok()) {
+    // Internal = the commit's outcome is unknown: the files may be referenced; garbage
+    // collection removes them once no manifest does.
+    if (st.code() != StatusCode::kInternal) {
+      cleanup();
+      remove_fragment();
+    }
+    return fail_indexes(st);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state_ = next;
+  }
+  result.base_compactions = version;
+  // The compacted SSTables leave the shard manifest (garbage collection may then remove them).
+  Status sm = shard.CommitCompactedSSTables();
+  if (!sm.ok()) {
+    spdlog::warn("shard '{}': manifest update after compaction failed: {}", shard.shard_id(),
+                 sm.ToString());
+  }
+  return result;
+}
+
+}  // namespace strata::base

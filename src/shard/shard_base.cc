@@ -1,0 +1,166 @@
+// ShardWriter: the base tier (shard/base_source.h) in the write path and the read view, and
+// the in-memory install of a committed compaction (src/base/compactor.h). See shard_writer.h.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "shard/shard_writer_impl.h"
+
+namespace strata::shard {
+
+void ShardWriter::Impl::LoadBaseLiveness() {
+  if (base == nullptr) return;
+  const BaseSource::State st = base->CurrentState();
+  if (st.rows == 0) return;
+  for (const auto& t : sstables) {
+    const sstable::PkIndex& pk = t->pk_index();
+    for (int64_t k = 0; k < pk.size(); ++k) {
+      if (auto p = BaseSource::Lookup(st, pk.key(k))) {
+        base->liveness().Supersede(*p, Liveness::kDead);
+      }
+    }
+  }
+}
+
+void ShardWriter::Impl::MarkBaseRow(const BaseSource::State& state, std::string_view key,
+                                    uint64_t seq) {
+  if (auto p = BaseSource::Lookup(state, key)) base->liveness().Supersede(*p, seq);
+}
+
+std::optional<SourceView> ShardWriter::Impl::BaseViewLocked(
+    const std::shared_ptr<const Visibility>& vis) const {
+  if (base == nullptr) return std::nullopt;
+  BaseSource::State st = base->CurrentState();
+  if (st.rows == 0) return std::nullopt;
+  SourceView v;
+  v.name = "base";
+  v.generation = 0;
+  v.batches = base->Batches(st);
+  v.batch_starts = base->BatchStarts(st);
+  v.num_rows = st.rows;
+  v.liveness = base->live();
+  v.visibility = vis;
+  v.live_rows = st.rows - base->DeadIn(st, *vis);
+  for (auto& idx : base->indexes()) {
+    if (idx->rows_indexed() < st.rows || !SpecCurrent(idx->spec())) continue;
+    v.indexes.push_back(std::move(idx));
+  }
+  if (layout.rowid_column < 0) {
+    v.key_columns = layout.key_columns;
+    v.find_key = [st](std::string_view key) -> std::optional<int64_t> {
+      auto p = BaseSource::Lookup(st, key);
+      if (p && *p >= st.rows) return std::nullopt;
+      return p;
+    };
+  }
+  return v;
+}
+
+std::shared_ptr<BaseSource> ShardWriter::base() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->base;
+}
+
+uint64_t ShardWriter::compacted_generation() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->compacted_generation;
+}
+
+Status ShardWriter::CheckOwner() const {
+  STRATA_ASSIGN_OR_RETURN(auto latest, impl_->manifests->LoadLatest());
+  if (!latest.has_value() || latest->writer_epoch() != impl_->epoch) {
+    return Status::Fenced("shard '" + impl_->shard_id + "': writer epoch " +
+                          std::to_string(impl_->epoch) + " is no longer the owner (manifest epoch " +
+                          std::to_string(latest.has_value() ? latest->writer_epoch() : 0) + ")");
+  }
+  return Status::OK();
+}
+
+Status ShardWriter::InstallCompaction(const CompactionInstall& install) {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.base == nullptr) return Status::Invalid("shard '" + s.shard_id + "' has no base");
+  if (install.compacted_generation <= s.compacted_generation) {
+    return Status::Invalid("compaction of generation " +
+                           std::to_string(install.compacted_generation) +
+                           " is already installed (compacted_generation " +
+                           std::to_string(s.compacted_generation) + ")");
+  }
+  const int64_t frag_rows = install.fragment ? install.fragment->num_rows() : 0;
+  if (static_cast<int64_t>(install.origins.size()) != frag_rows) {
+    return Status::Invalid("compaction install: " + std::to_string(install.origins.size()) +
+                           " origins for " + std::to_string(frag_rows) + " rows");
+  }
+  auto index_of = [&](uint64_t gen) -> int64_t {
+    for (size_t i = 0; i < s.sstables.size(); ++i) {
+      if (s.sstables[i]->generation() == gen) return static_cast<int64_t>(i);
+    }
+    return -1;
+  };
+  for (const auto& [gen, pos] : install.origins) {
+    if (gen > install.compacted_generation || index_of(gen) < 0) {
+      return Status::Invalid("compaction install: row origin generation " + std::to_string(gen) +
+                             " is not a published SSTable at or below " +
+                             std::to_string(install.compacted_generation));
+    }
+  }
+  const int64_t first = s.base->rows();
+  if (install.fragment) s.base->AppendFragment(install.fragment);
+  // Marks set on the SSTable rows (by rows of newer generations, possibly while the compaction
+  // ran) carry over to their copies.
+  std::vector<std::pair<int64_t, uint64_t>> carried;
+  for (size_t i = 0; i < install.origins.size(); ++i) {
+    const auto& [gen, pos] = install.origins[i];
+    const uint64_t m = s.sstable_live[static_cast<size_t>(index_of(gen))]->Mark(pos);
+    if (m != Liveness::kNone) carried.emplace_back(first + static_cast<int64_t>(i), m);
+  }
+  s.base->CarryMarks(carried);
+  s.base->FoldCarried(install.compacted_generation);
+  s.compacted_generation = install.compacted_generation;
+  for (size_t i = s.sstables.size(); i-- > 0;) {
+    if (s.sstables[i]->generation() <= install.compacted_generation) {
+      s.sstables.erase(s.sstables.begin() + static_cast<std::ptrdiff_t>(i));
+      s.sstable_live.erase(s.sstable_live.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+  s.index_tasks.erase(std::remove_if(s.index_tasks.begin(), s.index_tasks.end(),
+                                     [&](const Impl::IndexTask& t) {
+                                       return t.sstable != nullptr &&
+                                              t.sstable->generation() <=
+                                                  install.compacted_generation;
+                                     }),
+                      s.index_tasks.end());
+  s.visible_epoch.fetch_add(1);
+  s.cv.notify_all();
+  return Status::OK();
+}
+
+void ShardWriter::InvalidateViews() { impl_->visible_epoch.fetch_add(1); }
+
+Status ShardWriter::CommitCompactedSSTables() {
+  Impl& s = *impl_;
+  uint64_t upto = 0;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    upto = s.compacted_generation;
+    bool any = false;
+    for (const auto& e : s.manifest.sstables()) any |= e.generation() <= upto;
+    if (!any) return Status::OK();
+  }
+  auto edit = [upto](format::ShardManifest& m) -> Status {
+    auto* list = m.mutable_sstables();
+    list->erase(std::remove_if(list->begin(), list->end(),
+                               [upto](const format::SSTableEntry& e) {
+                                 return e.generation() <= upto;
+                               }),
+                list->end());
+    m.set_created_at_micros(0);
+    return Status::OK();
+  };
+  STRATA_ASSIGN_OR_RETURN(format::ShardManifest committed, s.manifests->Update(s.epoch, edit));
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (committed.version() > s.manifest.version()) s.manifest = std::move(committed);
+  return Status::OK();
+}
+
+}  // namespace strata::shard
