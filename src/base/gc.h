@@ -53,11 +53,12 @@
 // removed stays removed).
 //
 // Thread-safety: a stateless function over a thread-safe ObjectStore. Run at most one GC per
-// table at a time. It may run alongside writers, flushes and compactions (the age rules and
-// the re-listing protect their in-flight files), provided `current` and each GcShard manifest
-// were loaded just before the call: a shard manifest older than an SSTable published more than
-// `orphan_min_age` after it was written would let that SSTable be removed. A commit that
-// re-references files of a removed version (e.g. a restore) must not run during GC.
+// table at a time. It may run alongside writers, flushes and compactions (the age rules and the
+// second listing of `_versions/` protect their in-flight files), provided `current` and each
+// GcShard manifest were loaded just before the call: an SSTable published after its shard's
+// GcShard manifest was loaded is protected only by the age rule (removed outright once its
+// generation is compacted). A commit that re-references files of a removed manifest (e.g. a
+// restore of an old version) must not run during GC.
 #pragma once
 
 #include <chrono>

@@ -44,7 +44,7 @@ struct PutFault {
   Status error = Status::IOError("injected fault");
 };
 
-/// Put counters since construction or ResetCounters().
+/// Put and remove counters since construction or ResetCounters().
 struct FaultInjectingStats {
   uint64_t puts = 0;              // Put + PutIfAbsent calls
   uint64_t puts_failed = 0;       // calls that returned an error (injected or from the inner store)

@@ -1,6 +1,7 @@
 #include "io/local_object_store.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <atomic>
