@@ -94,7 +94,7 @@ struct GcInput {
   int64_t now_micros = 0;         // wall clock, micros since epoch
 };
 
-/// What one run removed. Files are counted once, in the first matching category.
+/// What one run removed; each removed file is counted in exactly one category.
 struct GcStats {
   int64_t manifests_removed = 0;      // table manifests (rule 1)
   int64_t base_files_removed = 0;     // files under data/, _deletions/, _indices/ (rule 2)

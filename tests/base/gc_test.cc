@@ -4,8 +4,8 @@
 // fails every remove of a run in turn (FaultInjectingStore::FailNthRemove).
 #include "base/gc.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <algorithm>
