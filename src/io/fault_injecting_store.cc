@@ -46,6 +46,7 @@ void FaultInjectingStore::ClearFaults() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     rules_.clear();
+    remove_fail_at_ = 0;
     ++hold_epoch_;
   }
   hold_cv_.notify_all();
@@ -99,6 +100,8 @@ FaultInjectingStats FaultInjectingStore::stats() const {
   s.puts_failed = puts_failed_.load();
   s.puts_injected = puts_injected_.load();
   s.puts_delayed = puts_delayed_.load();
+  s.removes = removes_.load();
+  s.removes_injected = removes_injected_.load();
   return s;
 }
 
@@ -107,6 +110,14 @@ void FaultInjectingStore::ResetCounters() {
   puts_failed_ = 0;
   puts_injected_ = 0;
   puts_delayed_ = 0;
+  removes_ = 0;
+  removes_injected_ = 0;
+}
+
+void FaultInjectingStore::FailNthRemove(int64_t n, Status error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  remove_fail_at_ = n >= 1 ? remove_seq_ + static_cast<uint64_t>(n) : 0;
+  remove_error_ = error.ok() ? Status::IOError("injected fault: nth remove") : std::move(error);
 }
 
 std::vector<std::string> FaultInjectingStore::successful_put_keys() const {
@@ -215,7 +226,19 @@ Result<std::vector<std::string>> FaultInjectingStore::ListChildren(const std::st
   return inner_->ListChildren(prefix);
 }
 
-Status FaultInjectingStore::Remove(const std::string& key) { return inner_->Remove(key); }
+Status FaultInjectingStore::Remove(const std::string& key) {
+  removes_.fetch_add(1);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++remove_seq_;
+    if (remove_fail_at_ != 0 && remove_seq_ == remove_fail_at_) {
+      remove_fail_at_ = 0;
+      removes_injected_.fetch_add(1);
+      return remove_error_;
+    }
+  }
+  return inner_->Remove(key);
+}
 
 Status FaultInjectingStore::RenamePrefix(const std::string& from, const std::string& to) {
   return inner_->RenamePrefix(from, to);

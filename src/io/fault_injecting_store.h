@@ -1,8 +1,9 @@
 // FaultInjectingStore: an ObjectStore wrapper for tests that fails, delays or holds puts
 // (Put and PutIfAbsent) chosen by rules: the Nth put, puts whose key starts with a prefix
 // and/or contains a substring, the first `times` matching puts after skipping `skip`, or every
-// put while a switch is on. Reads (Get, GetRange, Head, List, ListChildren) and Remove pass
-// through unchanged. Counters record every put attempt.
+// put while a switch is on. Reads (Get, GetRange, Head, List, ListChildren) pass through
+// unchanged; Remove passes through unless FailNthRemove armed a one-shot remove failure.
+// Counters record every put attempt and every remove.
 //
 // Rule semantics (per put, in rule insertion order): every rule whose key filter matches
 // counts the put as one of its matches; a rule is "armed" for the match numbers
@@ -43,12 +44,14 @@ struct PutFault {
   Status error = Status::IOError("injected fault");
 };
 
-/// Put counters since construction or ResetCounters().
+/// Put and remove counters since construction or ResetCounters().
 struct FaultInjectingStats {
-  uint64_t puts = 0;           // Put + PutIfAbsent calls
-  uint64_t puts_failed = 0;    // calls that returned an error (injected or from the inner store)
-  uint64_t puts_injected = 0;  // calls that returned an injected error
-  uint64_t puts_delayed = 0;   // calls that were delayed or held by a rule
+  uint64_t puts = 0;              // Put + PutIfAbsent calls
+  uint64_t puts_failed = 0;       // calls that returned an error (injected or from the inner store)
+  uint64_t puts_injected = 0;     // calls that returned an injected error
+  uint64_t puts_delayed = 0;      // calls that were delayed or held by a rule
+  uint64_t removes = 0;           // Remove calls
+  uint64_t removes_injected = 0;  // Remove calls that returned an injected error
 };
 
 class FaultInjectingStore final : public ObjectStore {
@@ -61,7 +64,8 @@ class FaultInjectingStore final : public ObjectStore {
   int AddFault(PutFault fault);
   /// Removes rule `id` (releasing puts it holds). Unknown ids are ignored.
   void RemoveFault(int id);
-  /// Removes every rule and releases every held put. The switch is left as it is.
+  /// Removes every rule, disarms FailNthRemove and releases every held put. The switch is
+  /// left as it is.
   void ClearFaults();
   /// Releases every put currently held and disarms `hold` in every rule (other effects stay).
   void ReleaseHolds();
@@ -73,6 +77,10 @@ class FaultInjectingStore final : public ObjectStore {
                     Status error = Status::IOError("injected fault: prefix"));
   /// Convenience: delay every put whose key contains `substring` by `delay`. Returns the id.
   int DelayPutsContaining(std::string substring, std::chrono::milliseconds delay);
+
+  /// One-shot remove fault: the `n`-th Remove call (1-based) counted from now returns `error`
+  /// without removing anything; later removes pass through. Replaces an earlier arming.
+  void FailNthRemove(int64_t n, Status error = Status::IOError("injected fault: nth remove"));
 
   /// The switch: while on, every put fails with `error` before writing (checked before rules).
   void SetFailAllPuts(bool on, Status error = Status::IOError("injected fault: all puts"));
@@ -111,17 +119,22 @@ class FaultInjectingStore final : public ObjectStore {
 
   const std::shared_ptr<ObjectStore> inner_;
 
-  mutable std::mutex mu_;  // guards rules_, next_id_, hold_epoch_, put_log_, fail_all_error_
+  mutable std::mutex mu_;  // guards rules_, next_id_, hold_epoch_, put_log_, fail_all_error_,
+                           // remove_seq_, remove_fail_at_, remove_error_
   std::condition_variable hold_cv_;  // signalled when rules are removed or holds released
   std::vector<Rule> rules_;
   int next_id_ = 1;
   uint64_t hold_epoch_ = 0;  // bumped on every release (for debugging/inspection)
   std::vector<std::string> put_log_;
-  Status fail_all_error_;  // guarded by mu_
+  Status fail_all_error_;        // guarded by mu_
+  uint64_t remove_seq_ = 0;      // guarded by mu_: Remove calls since construction
+  uint64_t remove_fail_at_ = 0;  // guarded by mu_: value of remove_seq_ to fail at (0 = none)
+  Status remove_error_;          // guarded by mu_
 
   std::atomic<bool> fail_all_{false};
   std::atomic<int> held_{0};
   std::atomic<uint64_t> puts_{0}, puts_failed_{0}, puts_injected_{0}, puts_delayed_{0};
+  std::atomic<uint64_t> removes_{0}, removes_injected_{0};
 };
 
 }  // namespace strata::io

@@ -70,6 +70,13 @@ Status WriteAll(int fd, std::string_view data, const std::string& path) {
   return Status::OK();
 }
 
+/// st_mtim as microseconds since the UNIX epoch (0 when the clock reads before it).
+int64_t MtimeMicros(const struct stat& st) {
+  const int64_t micros = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000 +
+                         static_cast<int64_t>(st.st_mtim.tv_nsec) / 1000;
+  return micros > 0 ? micros : 0;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<LocalObjectStore>> LocalObjectStore::Open(const std::string& root_dir) {
@@ -189,7 +196,7 @@ Result<ObjectMeta> LocalObjectStore::Head(const std::string& key) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("stat", path, errno);
   if (!S_ISREG(st.st_mode)) return Status::NotFound("'" + path + "' is not a file");
-  return ObjectMeta{key, static_cast<int64_t>(st.st_size)};
+  return ObjectMeta{key, static_cast<int64_t>(st.st_size), MtimeMicros(st)};
 }
 
 Result<std::vector<ObjectMeta>> LocalObjectStore::List(const std::string& prefix) {
@@ -223,9 +230,9 @@ Result<std::vector<ObjectMeta>> LocalObjectStore::List(const std::string& prefix
     std::string full = entry.path().string();
     std::string key = full.substr(root_.size() + 1);
     if (key.compare(0, prefix.size(), prefix) != 0) continue;
-    int64_t size = static_cast<int64_t>(entry.file_size(sec));
-    if (sec) continue;  // removed concurrently
-    out.push_back({std::move(key), size});
+    struct stat st;
+    if (::stat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;  // removed concurrently
+    out.push_back({std::move(key), static_cast<int64_t>(st.st_size), MtimeMicros(st)});
   }
   std::sort(out.begin(), out.end(),
             [](const ObjectMeta& a, const ObjectMeta& b) { return a.key < b.key; });

@@ -19,6 +19,9 @@ namespace strata::io {
 struct ObjectMeta {
   std::string key;   // full key, relative to the store root
   int64_t size = 0;  // bytes
+  /// Last modification time, microseconds since the UNIX epoch; 0 = unknown (a store that
+  /// cannot tell). Age rules (base/gc.h) treat unknown as "just written".
+  int64_t mtime_micros = 0;
 };
 
 class ObjectStore {
@@ -41,7 +44,8 @@ class ObjectStore {
   /// Errors: NotFound; Invalid for negative offset/length; IOError.
   virtual Result<std::string> GetRange(const std::string& key, int64_t offset, int64_t length) = 0;
 
-  /// Size of the object. Errors: NotFound; IOError.
+  /// Size (and modification time, when the store knows it) of the object.
+  /// Errors: NotFound; IOError.
   virtual Result<ObjectMeta> Head(const std::string& key) = 0;
 
   /// Every object whose key starts with `prefix` (plain string prefix, any depth), sorted by

@@ -47,6 +47,32 @@ TEST_F(FaultInjectingStoreTest, PassesThroughAndCounts) {
   EXPECT_EQ(list->size(), 2u);
 }
 
+TEST_F(FaultInjectingStoreTest, FailsNthRemoveOnceCountedFromNow) {
+  for (const char* k : {"r/1", "r/2", "r/3", "r/4"}) ASSERT_TRUE(store_->Put(k, "x").ok());
+  ASSERT_TRUE(store_->Remove("r/1").ok());  // before arming: not counted towards n
+  store_->FailNthRemove(2);
+  ASSERT_TRUE(store_->Remove("r/2").ok());
+  Status failed = store_->Remove("r/3");
+  EXPECT_EQ(failed.code(), StatusCode::kIOError);
+  EXPECT_EQ(failed.message(), "injected fault: nth remove");
+  EXPECT_TRUE(Exists("r/3"));               // failed before removing
+  ASSERT_TRUE(store_->Remove("r/3").ok());  // one-shot
+  ASSERT_TRUE(store_->Remove("r/4").ok());
+  EXPECT_FALSE(Exists("r/1"));
+  EXPECT_FALSE(Exists("r/2"));
+  EXPECT_FALSE(Exists("r/3"));
+  EXPECT_FALSE(Exists("r/4"));
+  auto s = store_->stats();
+  EXPECT_EQ(s.removes, 5u);
+  EXPECT_EQ(s.removes_injected, 1u);
+  // ClearFaults disarms a pending remove fault.
+  ASSERT_TRUE(store_->Put("r/5", "x").ok());
+  store_->FailNthRemove(1);
+  store_->ClearFaults();
+  ASSERT_TRUE(store_->Remove("r/5").ok());
+  EXPECT_FALSE(Exists("r/5"));
+}
+
 TEST_F(FaultInjectingStoreTest, FailsNthPutCountedFromNow) {
   ASSERT_TRUE(store_->Put("k/0", "x").ok());
   store_->FailNthPut(3);

@@ -1,11 +1,14 @@
 #include "io/local_object_store.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <filesystem>
 #include <thread>
 
+#include "common/wall_clock.h"
 #include "storage_test_util.h"
 
 namespace strata::io {
@@ -35,6 +38,38 @@ TEST(LocalObjectStore, PutGetHeadRangeRemove) {
   // Empty directories are gone, the root stays.
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/root/a"));
   EXPECT_TRUE(std::filesystem::exists(dir.path() + "/root"));
+}
+
+TEST(LocalObjectStore, ListAndHeadReportModificationTime) {
+  TempDir dir;
+  auto store = LocalObjectStore::Open(dir.path());
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  auto& s = **store;
+  const int64_t before = WallClockMicros();
+  ASSERT_TRUE(s.Put("t/fresh.bin", "x").ok());
+  ASSERT_TRUE(s.Put("t/old.bin", "yy").ok());
+  const int64_t after = WallClockMicros();
+  // Set old.bin's mtime to a known instant (2023-11-14T22:13:20.123456Z).
+  const int64_t old_micros = 1'700'000'000'123'456;
+  struct timespec times[2];
+  times[0].tv_sec = times[1].tv_sec = old_micros / 1'000'000;
+  times[0].tv_nsec = times[1].tv_nsec = (old_micros % 1'000'000) * 1000;
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir.path() + "/t/old.bin").c_str(), times, 0), 0);
+
+  auto head = s.Head("t/old.bin");
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(head->size, 2);
+  EXPECT_EQ(head->mtime_micros, old_micros);
+  auto list = s.List("t/");
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ((*list)[0].key, "t/fresh.bin");
+  EXPECT_EQ((*list)[0].size, 1);
+  // File-system timestamps may be coarser than the clock: allow 1 s on each side.
+  EXPECT_GE((*list)[0].mtime_micros, before - 1'000'000);
+  EXPECT_LE((*list)[0].mtime_micros, after + 1'000'000);
+  EXPECT_EQ((*list)[1].key, "t/old.bin");
+  EXPECT_EQ((*list)[1].mtime_micros, old_micros);
 }
 
 TEST(LocalObjectStore, PutIfAbsentCollision) {
