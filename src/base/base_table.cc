@@ -76,11 +76,12 @@ format::BaseTable BaseTable::state() const {
   return state_;
 }
 
-void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit) {
+void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcFn gc) {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable()) return;
   shard_ = shard;
   commit_ = std::move(commit);
+  gc_ = std::move(gc);
   thread_ = std::thread([this] { MaintenanceLoop(); });
 }
 
@@ -223,7 +224,42 @@ bool BaseTable::BuildMissingIndexes() {
   return did;
 }
 
+Result<GcStats> BaseTable::RunGc(const GcFn& gc) {
+  std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
+  if (!work.owns_lock()) {
+    return Status::AlreadyExists("a compaction of this table is running; garbage collection waits");
+  }
+  auto r = gc();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!r.ok()) {
+    ++stats_.gc_failures;
+    return r;
+  }
+  ++stats_.gc_runs;
+  stats_.gc_files_removed += static_cast<uint64_t>(r->files_removed());
+  stats_.gc_bytes_removed += static_cast<uint64_t>(r->bytes_removed);
+  return r;
+}
+
 void BaseTable::MaintenanceLoop() {
+  auto last_gc = shard::Clock::now();
+  bool gc_due = false;  // a compaction committed since the last GC
+  auto run_gc = [&] {
+    if (!options_.gc || gc_ == nullptr) return;
+    auto r = RunGc(gc_);
+    if (r.ok()) {
+      gc_due = false;
+      last_gc = shard::Clock::now();
+      if (r->files_removed() > 0) {
+        spdlog::info("table '{}': garbage collection removed {} files ({} bytes)", table_prefix_,
+                     r->files_removed(), r->bytes_removed);
+      }
+    } else if (!r.status().IsAlreadyExists()) {
+      last_gc = shard::Clock::now();
+      spdlog::warn("table '{}': garbage collection failed: {}", table_prefix_,
+                   r.status().ToString());
+    }
+  };
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     if (index_work_) {
@@ -242,6 +278,7 @@ void BaseTable::MaintenanceLoop() {
     lock.unlock();
     if (background && shard_ != nullptr && CompactionDue(*shard_)) {
       auto r = Compact(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
+      if (r.ok() && !r->compacted_generations.empty()) gc_due = true;
       if (!r.ok() && !r.status().IsAlreadyExists()) {
         spdlog::warn("table '{}': background compaction failed: {}", table_prefix_,
                      r.status().ToString());
@@ -252,7 +289,9 @@ void BaseTable::MaintenanceLoop() {
       lock.lock();
       continue;
     }
+    if (gc_due || shard::Clock::now() - last_gc >= options_.gc_interval) run_gc();
     lock.lock();
+    if (stop_) break;
     cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_ || index_work_; });
     wake_ = false;
   }

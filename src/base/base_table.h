@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "arrow/type.h"
+#include "base/gc.h"
 #include "common/status.h"
 #include "format/proto/table_manifest.pb.h"
 #include "index/index_spec.h"
@@ -72,6 +73,11 @@ struct CompactionOptions {
   bool background = true;
   /// How often the maintenance thread checks the triggers without being woken.
   std::chrono::milliseconds poll_interval{1000};
+  /// Garbage collection (base/gc.h) by the maintenance thread: after every compaction and at
+  /// least every gc_interval. false: only Table::CollectGarbage runs it.
+  bool gc = true;
+  std::chrono::seconds gc_interval{60};
+  GcOptions gc_options;
 };
 
 /// What one compaction did.
@@ -92,6 +98,7 @@ struct BaseStats {
   double compaction_seconds_total = 0;
   int64_t rows = 0, live_rows = 0, fragments = 0, bytes = 0;
   int64_t running = 0;  // compactions in progress now (0 or 1)
+  uint64_t gc_runs = 0, gc_failures = 0, gc_files_removed = 0, gc_bytes_removed = 0;
 };
 
 /// An index of the base for describe: definition, rows covered.
@@ -107,6 +114,10 @@ class BaseTable {
   /// lock. Errors: Fenced / AlreadyExists / IOError (nothing installed).
   using CommitFn = std::function<Status(const format::BaseTable& next,
                                         const std::function<Status()>& install)>;
+  /// One garbage collection of the table (the table loads its manifests and calls
+  /// CollectGarbage); run by the maintenance thread under the work lock (never alongside a
+  /// compaction of this base).
+  using GcFn = std::function<Result<GcStats>()>;
 
   /// Opens the base described by `manifest_base` (fragments and deletion vectors are read now;
   /// indexes by the maintenance thread). `storage_schema` / `key_columns` as the shard's
@@ -127,7 +138,10 @@ class BaseTable {
   /// Starts the maintenance thread: loads index checkpoints and indexes what they miss, builds
   /// new definitions, and (options.background) compacts `shard` when a trigger fires.
   /// `commit` as Compact's. Call once, after the shard writer is open.
-  void StartMaintenance(shard::ShardWriter* shard, CommitFn commit);
+  void StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcFn gc = nullptr);
+  /// Runs `gc` now under the work lock (no compaction runs meanwhile) and counts it in stats.
+  /// Errors: AlreadyExists when a compaction runs; gc's.
+  Result<GcStats> RunGc(const GcFn& gc);
   /// Stops and joins the maintenance thread (a compaction in progress finishes first).
   void Stop();
   /// Wakes the maintenance thread (after a flush, or a definition change).
@@ -178,6 +192,7 @@ class BaseTable {
   BaseStats stats_;                     // guarded by mu_
   shard::ShardWriter* shard_ = nullptr; // set by StartMaintenance
   CommitFn commit_;                     // set by StartMaintenance
+  GcFn gc_;                             // set by StartMaintenance
   std::thread thread_;
 };
 

@@ -137,12 +137,40 @@ int main(int argc, char** argv) {
                    "Rows one compaction takes at most (whole SSTables, at least one)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
+  int64_t retain_versions_days = compaction.gc_options.retain_age.count() / 86400;
+  int64_t gc_orphan_age_s = compaction.gc_options.orphan_min_age.count();
+  int64_t gc_interval_s = compaction.gc_interval.count();
+  serve
+      ->add_option("--retain-versions", compaction.gc_options.retain_versions,
+                   "Garbage collection keeps at least this many newest table versions")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  serve
+      ->add_option("--retain-versions-days", retain_versions_days,
+                   "...and every table version younger than this many days (whichever keeps "
+                   "more; tagged versions are always kept)")
+      ->check(CLI::Range(int64_t{0}, int64_t{36500}))
+      ->capture_default_str();
+  serve
+      ->add_option("--gc-orphan-age-s", gc_orphan_age_s,
+                   "Files no manifest references are removed once older than this (an "
+                   "operation in flight may still commit them)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))
+      ->capture_default_str();
+  serve
+      ->add_option("--gc-interval-s", gc_interval_s,
+                   "Garbage collection runs after each compaction and at least this often")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
+      ->capture_default_str();
   bool no_background_compaction = false;
   serve->add_flag("--no-background-compaction", no_background_compaction,
                   "Compact only on POST /v1/table/{name}/compact/");
 
   CLI11_PARSE(app, argc, argv);
   compaction.background = !no_background_compaction;
+  compaction.gc_options.retain_age = std::chrono::seconds(retain_versions_days * 86400);
+  compaction.gc_options.orphan_min_age = std::chrono::seconds(gc_orphan_age_s);
+  compaction.gc_interval = std::chrono::seconds(gc_interval_s);
   shard.max_memtable_age = std::chrono::milliseconds(max_memtable_age_ms);
   shard.write_stall_timeout = std::chrono::milliseconds(write_stall_timeout_ms);
 

@@ -193,6 +193,16 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
                [](const base::BaseStats& b) { return b.bytes_compacted; });
   base_counter("strata_compaction_seconds_total", "Time spent in committed compactions.",
                [](const base::BaseStats& b) { return b.compaction_seconds_total; });
+  base_counter("strata_gc_runs_total", "Garbage collection passes completed.",
+               [](const base::BaseStats& b) { return b.gc_runs; });
+  base_counter("strata_gc_failures_total", "Garbage collection passes that stopped on an error.",
+               [](const base::BaseStats& b) { return b.gc_failures; });
+  base_counter("strata_gc_files_removed_total",
+               "Files removed by garbage collection (WAL entries, compacted SSTables, old "
+               "manifests, unreferenced base files, orphans).",
+               [](const base::BaseStats& b) { return b.gc_files_removed; });
+  base_counter("strata_gc_bytes_removed_total", "Bytes of the files garbage collection removed.",
+               [](const base::BaseStats& b) { return b.gc_bytes_removed; });
   out.push_back(TableGauge(tables, "strata_l0_sstables",
                            "Published SSTables waiting for compaction (L0), over the shards.",
                            &TableStats::l0_sstables));

@@ -135,6 +135,11 @@ Status ShardWriter::InstallCompaction(const CompactionInstall& install) {
   return Status::OK();
 }
 
+format::ShardManifest ShardWriter::committed_manifest() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->manifest;
+}
+
 void ShardWriter::InvalidateViews() { impl_->visible_epoch.fetch_add(1); }
 
 Status ShardWriter::CommitCompactedSSTables() {

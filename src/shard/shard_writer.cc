@@ -147,6 +147,7 @@ ShardSnapshot ShardWriter::Impl::BuildViewLocked() const {
   out.storage_schema = layout.storage_schema;
   out.rowid_column = layout.rowid_column;
   out.index_specs = specs;
+  out.compacted_generation = compacted_generation;
   auto vis = std::make_shared<Visibility>();
   std::vector<GenPtr> gens(frozen.begin(), frozen.end());
   gens.push_back(active);
@@ -1113,15 +1114,18 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
   // any stored view's builder read: the cached view is at least as new as that builder's,
   // which saw every change bumped up to it. So a reader never gets a view older than one any
   // Snapshot() call returned before (monotonic reads) nor one missing a change whose bump it
-  // saw.
-  auto visible_rows = [](const ShardSnapshot& v) {
+  // saw. A compaction removes rows from the view (SSTable rows move into the base, dead ones
+  // go): it is installed under mu and bumps compacted_generation, so views order by
+  // (compacted_generation, visible rows).
+  auto order = [](const ShardSnapshot& v) {
     int64_t n = 0;
     for (const auto& src : v.sources) n += src.num_rows;
-    return n;
+    return std::make_pair(v.compacted_generation, n);
   };
   std::lock_guard<std::mutex> lock(s.cache_mu);
-  const int64_t rows = visible_rows(*shared);
-  const int64_t cached_rows = s.cached ? visible_rows(*s.cached) : -1;
+  const auto rows = order(*shared);
+  const auto cached_rows =
+      s.cached ? order(*s.cached) : std::make_pair(uint64_t{0}, int64_t{-1});
   if (rows > cached_rows || (rows == cached_rows && epoch >= s.cached_epoch)) s.cached = shared;
   s.cached_epoch = std::max(s.cached_epoch, epoch);
   return shared;

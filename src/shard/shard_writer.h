@@ -203,6 +203,9 @@ struct ShardSnapshot {
   int64_t num_rows = 0;             // live rows (sum of the sources' live_rows)
   /// Newest WAL position whose rows are visible (0 = none); grows with every write.
   uint64_t last_wal_position = 0;
+  /// Newest generation compacted into the base when the view was built (views order by it
+  /// first: a compaction removes SSTable rows from the view).
+  uint64_t compacted_generation = 0;
   std::vector<SourceView> sources;
   /// What the view sees (shared by every source's SourceView::visibility).
   std::shared_ptr<const Visibility> visibility;
@@ -347,6 +350,8 @@ class ShardWriter {
   /// from the view. Errors: Invalid when `install` names a generation not published here or
   /// already compacted, or origins do not match the fragment (nothing changes).
   Status InstallCompaction(const CompactionInstall& install);
+  /// The newest shard manifest this writer committed (garbage collection reads it).
+  format::ShardManifest committed_manifest() const;
   /// Makes the next Snapshot() rebuild the view (the base's indexes became ready).
   void InvalidateViews();
   /// Commits a shard manifest without the SSTables compacted into the base (so garbage

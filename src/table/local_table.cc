@@ -427,7 +427,31 @@ void LocalTable::StartBaseLocked() {
                       [this, b](const format::BaseTable& next,
                                 const std::function<Status()>& install) {
                         return CommitBase(b, next, install);
-                      });
+                      },
+                      [this] { return GcOnce(); });
+}
+
+Result<base::GcStats> LocalTable::GcOnce() {
+  base::GcInput in;
+  in.table_prefix = prefix_;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    in.current = manifest_;
+    in.shards.push_back({shard_->committed_manifest()});
+  }
+  in.now_micros = WallClockMicros();
+  return base::CollectGarbage(*store_, in, compaction_.gc_options);
+}
+
+Result<base::GcStats> LocalTable::CollectGarbage() {
+  std::shared_ptr<base::BaseTable> b;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    b = base_;
+  }
+  return b->RunGc([this] { return GcOnce(); });
 }
 
 Status LocalTable::CommitBase(const base::BaseTable* b, const format::BaseTable& next,

@@ -77,6 +77,7 @@ class LocalTable : public Table {
   std::vector<IndexStatus> ListIndexes() const override;
   Result<base::CompactionResult> Compact(shard::Deadline deadline) override;
   std::optional<BaseDescription> DescribeBase() const override;
+  Result<base::GcStats> CollectGarbage() override;
   /// Defined in local_table_rewrite.cc; see Table::RewriteColumns.
   Result<uint64_t> RewriteColumns(
       const std::function<Result<ColumnRewrite>(const RewriteSource&)>& plan) override;
@@ -127,6 +128,8 @@ class LocalTable : public Table {
   /// a table manifest with `next` as its base (base_version unchanged: the rows are the same),
   /// then runs `install`. A failed put is read back before it is reported as failed; when the
   /// outcome cannot be learnt the error is Internal.
+  /// One GC pass over the current table manifest and shard manifest (loaded now).
+  Result<base::GcStats> GcOnce();
   Status CommitBase(const base::BaseTable* b, const format::BaseTable& next,
                     const std::function<Status()>& install);
   Status CheckNotDropped() const;

@@ -135,6 +135,11 @@ class Table {
     (void)deadline;
     return Status::NotSupported("compaction is not supported by this table");
   }
+  /// One garbage collection of the table's files now (base/gc.h rules). Errors: AlreadyExists
+  /// while a compaction runs; NotSupported; the collector's.
+  virtual Result<base::GcStats> CollectGarbage() {
+    return Status::NotSupported("garbage collection is not supported by this table");
+  }
   /// The base table, or nullopt for tables without one.
   virtual std::optional<BaseDescription> DescribeBase() const { return std::nullopt; }
 
