@@ -247,13 +247,9 @@ void BaseTable::MaintenanceLoop() {
   auto run_gc = [&] {
     if (!options_.gc || gc_ == nullptr) return;
     auto r = RunGc(gc_);
-    if (r.ok()) {
+    if (r.ok()) {  // CollectGarbage logs what it removed
       gc_due = false;
       last_gc = shard::Clock::now();
-      if (r->files_removed() > 0) {
-        spdlog::info("table '{}': garbage collection removed {} files ({} bytes)", table_prefix_,
-                     r->files_removed(), r->bytes_removed);
-      }
     } else if (!r.status().IsAlreadyExists()) {
       last_gc = shard::Clock::now();
       spdlog::warn("table '{}': garbage collection failed: {}", table_prefix_,

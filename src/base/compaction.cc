@@ -8,6 +8,7 @@
 #include "base/base_table.h"
 #include "format/deletion_vector.h"
 #include "format/ids.h"
+#include "index/column_index.h"
 #include "sstable/sstable_reader.h"
 #include "sstable/sstable_writer.h"
 
@@ -205,6 +206,26 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
     return st;
   };
   const int64_t total = first + result.rows_written;
+  // An empty base gets its indexes here (from the compacted rows); a base lacking one of a
+  // non-empty base gets it from the maintenance thread, over every row, after the install.
+  bool missing = false;
+  for (const auto& spec : specs) {
+    bool have = false;
+    for (const auto& i : source_->indexes()) {
+      have |= i->spec().name == spec.name && i->spec().uuid == spec.uuid;
+    }
+    if (have) continue;
+    if (first > 0 || total == 0) {
+      missing = true;
+      continue;
+    }
+    auto made = index::ColumnIndex::Make(spec, *source_->storage_schema(), total);
+    if (!made.ok()) {
+      spdlog::warn("base index '{}' not created: {}", spec.name, made.status().ToString());
+      continue;
+    }
+    source_->SetIndex(std::move(*made));
+  }
   for (const auto& idx : source_->indexes()) {
     if (idx->rows_indexed() < first) continue;  // being rebuilt: built later over every row
     int64_t pos = first;
@@ -277,6 +298,10 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
   {
     std::lock_guard<std::mutex> lock(mu_);
     state_ = next;
+    if (missing) {
+      index_work_ = true;
+      cv_.notify_all();
+    }
   }
   result.base_compactions = version;
   // The compacted SSTables leave the shard manifest (garbage collection may then remove them).
