@@ -332,3 +332,84 @@ TEST(Compaction, CompactWhileAnotherRunsIsBusyAndEmptyL0IsANoOp) {
 
 }  // namespace
 }  // namespace strata::base
+
+namespace strata::base {
+namespace {
+
+// Time travel within the retention (PROTOCOL.md tags): a tag set before a compaction and a
+// garbage collection still names the current version, whose rows are unchanged (a compaction
+// moves rows, it does not change the table's contents, so it makes no new table version).
+TEST(Compaction, TagsAndVersionsSurviveCompactionAndGc) {
+  Fixture f;
+  ASSERT_NO_FATAL_FAILURE(f.Open(true));
+  Model m;
+  f.Put(Range(0, 100), 0, &m);
+  f.Flush();
+  f.Put(Range(50, 150), 1, &m);
+  f.Flush();
+  const uint64_t v = f.table->version();
+  ASSERT_TRUE(f.table->CreateTag("before-compaction", v).ok());
+  ASSERT_TRUE(f.Compact().ok());
+  auto gc = f.table->CollectGarbage();
+  ASSERT_TRUE(gc.ok()) << gc.status().ToString();
+  EXPECT_GT(gc->sstable_files_removed, 0);  // the compacted SSTables
+  EXPECT_GT(gc->wal_entries_removed, 0);    // flushed WAL entries
+  EXPECT_EQ(f.table->version(), v);
+  auto tags = f.table->ListTags();
+  ASSERT_TRUE(tags.ok());
+  ASSERT_EQ(tags->count("before-compaction"), 1u);
+  EXPECT_EQ(tags->at("before-compaction").version, v);
+  EXPECT_EQ(Read(*f.table), m);
+  ASSERT_NO_FATAL_FAILURE(f.Open(false));
+  EXPECT_EQ(f.table->version(), v);
+  EXPECT_EQ(f.table->ListTags()->at("before-compaction").version, v);
+  EXPECT_EQ(Read(*f.table), m);
+  // Writes after it make new versions as before.
+  f.Put({1}, 9, &m);
+  EXPECT_GT(f.table->version(), v);
+}
+
+// A stale writer that resumes after the new owner flushed, compacted and collected garbage
+// never acknowledges a write (SlateDB issue 352): the new owner's fence sentinel survives GC,
+// so the stale writer's next WAL slot is taken; its compactions fail the owner check.
+TEST(Compaction, StaleWriterResumingAfterGcNeverAcknowledges) {
+  Fixture f;
+  ASSERT_NO_FATAL_FAILURE(f.Open(true));
+  Model m;
+  f.Put(Range(0, 100), 0, &m);
+  f.Flush();
+  // The old owner (as if SIGSTOPped from here on): its catalog and table stay alive.
+  std::unique_ptr<table::LocalCatalog> old_catalog = std::move(f.catalog);
+  std::shared_ptr<table::Table> old_table = std::move(f.table);
+  // The new owner claims the shard, writes, flushes, compacts and collects garbage
+  // aggressively (no age protection).
+  CompactionOptions co = Fixture::Manual();
+  co.gc_options.orphan_min_age = std::chrono::seconds(0);
+  co.gc_options.retain_versions = 1;
+  co.gc_options.retain_age = std::chrono::seconds(0);
+  ASSERT_NO_FATAL_FAILURE(f.Open(false, co));
+  f.Put(Range(100, 200), 1, &m);
+  f.Flush();
+  f.Put(Range(0, 20), 2, &m);
+  f.Flush();
+  ASSERT_TRUE(f.Compact().ok());
+  auto gc = f.table->CollectGarbage();
+  ASSERT_TRUE(gc.ok()) << gc.status().ToString();
+  EXPECT_GT(gc->wal_entries_removed, 0);
+  // The old owner resumes: every write and compaction fails, nothing it does becomes visible.
+  for (int i = 0; i < 5; ++i) {
+    auto w = old_table->Insert({Rows({1000 + i}, 7)});
+    EXPECT_FALSE(w.ok()) << "a stale writer acknowledged a write after GC";
+  }
+  EXPECT_FALSE(old_table->Delete({Keys({5})}).ok());
+  auto oc = old_table->Compact(shard::Clock::now() + std::chrono::seconds(10));
+  EXPECT_TRUE(!oc.ok() || oc->compacted_generations.empty());
+  EXPECT_EQ(Read(*f.table), m);
+  old_table.reset();
+  old_catalog.reset();
+  ASSERT_NO_FATAL_FAILURE(f.Open(false, co));
+  EXPECT_EQ(Read(*f.table), m);
+}
+
+}  // namespace
+}  // namespace strata::base
