@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
 .PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare \
-  soak-diff bench-read-view bench-replay bench-compaction
+  soak-diff bench-read-view bench-replay bench-compaction bench-l0
 
 deps:
 	@bash scripts/install-deps
@@ -110,6 +110,12 @@ bench-compaction: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target compaction_bench
 	$(BUILD)/compaction_bench
+
+# Query p50 with the base only and with 1, 4 and 16 uncompacted SSTables (issue 21).
+bench-l0: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target l0_bench
+	$(BUILD)/l0_bench
 
 bench-read-view: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release

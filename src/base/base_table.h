@@ -65,6 +65,9 @@ struct CompactionOptions {
   int64_t l0_trigger_count = 4;
   /// ...or when their bytes reach this.
   int64_t l0_trigger_bytes = 512ll << 20;
+  /// Backpressure: writes wait while this many SSTables wait (shard option max_l0_sstables;
+  /// only with the background compactor, which is what lowers it; 0 = never).
+  int64_t l0_stop_count = 8;
   /// Rows taken per compaction at most (whole SSTables; at least one SSTable).
   int64_t max_rows_per_compaction = 1000000;
   /// An index is checkpointed once the rows it does not cover reach max(this, rows covered).

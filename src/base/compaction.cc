@@ -190,57 +190,64 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
     result.bytes_written += static_cast<int64_t>(bytes.size());
   }
 
-  // 5. Index the new rows (positions past every view's row count until the install), then
-  // checkpoint indexes that are due.
+  // 5. The base indexes grown by the new rows. A live index is never written while readers
+  // search it (hnswlib 0.6.2 searches read neighbour lists without locks, so an insert must
+  // exclude them: growing the live graph would stall every query for the whole compaction):
+  // the rows go into a copy, swapped in just before the commit. The copy costs O(base index
+  // bytes) (a memory copy, about 1 s per million 128-d vectors) on top of the inserts.
   std::vector<index::IndexSpec> specs;
   {
     std::lock_guard<std::mutex> lock(mu_);
     specs = specs_;
   }
-  auto fail_indexes = [&](const Status& st) {
-    // The base indexes may now hold positions the next attempt reuses: rebuild them.
-    source_->RetainIndexes({});
-    std::lock_guard<std::mutex> lock(mu_);
-    index_work_ = true;
-    cv_.notify_all();
-    return st;
+  struct Grown {
+    std::shared_ptr<index::ColumnIndex> before;  // null: the index is new
+    std::shared_ptr<index::ColumnIndex> after;
   };
+  std::vector<Grown> grown;
+  bool missing = false;  // a definition without a complete base index: built after the install
   const int64_t total = first + result.rows_written;
-  // An empty base gets its indexes here (from the compacted rows); a base lacking one of a
-  // non-empty base gets it from the maintenance thread, over every row, after the install.
-  bool missing = false;
+  const auto built = source_->indexes();
   for (const auto& spec : specs) {
-    bool have = false;
-    for (const auto& i : source_->indexes()) {
-      have |= i->spec().name == spec.name && i->spec().uuid == spec.uuid;
+    std::shared_ptr<index::ColumnIndex> existing;
+    for (const auto& i : built) {
+      if (i->spec().name == spec.name && i->spec().uuid == spec.uuid) existing = i;
     }
-    if (have) continue;
-    if (first > 0 || total == 0) {
-      missing = true;
+    Grown g{existing, nullptr};
+    if (existing != nullptr && existing->rows_indexed() >= first) {
+      if (origins.empty()) continue;  // no new row: the index stays as it is
+      auto copy = existing->Clone(*source_->storage_schema());
+      if (!copy.ok()) {
+        cleanup();
+        remove_fragment();
+        return copy.status().WithContext("base index '" + spec.name + "'");
+      }
+      g.after = std::move(*copy);
+    } else if (existing == nullptr && first == 0 && total > 0) {
+      auto made = index::ColumnIndex::Make(spec, *source_->storage_schema(), total);
+      if (!made.ok()) {
+        spdlog::warn("base index '{}' not created: {}", spec.name, made.status().ToString());
+        continue;
+      }
+      g.after = std::move(*made);
+    } else {
+      missing = missing || total > 0;
       continue;
     }
-    auto made = index::ColumnIndex::Make(spec, *source_->storage_schema(), total);
-    if (!made.ok()) {
-      spdlog::warn("base index '{}' not created: {}", spec.name, made.status().ToString());
-      continue;
-    }
-    source_->SetIndex(std::move(*made));
-  }
-  for (const auto& idx : source_->indexes()) {
-    if (idx->rows_indexed() < first) continue;  // being rebuilt: built later over every row
     int64_t pos = first;
     for (const auto& b : out) {
-      Status st = idx->IndexBatch(*b, pos);
+      Status st = g.after->IndexBatch(*b, pos);
       if (!st.ok()) {
         cleanup();
         remove_fragment();
-        return fail_indexes(st);
+        return st.WithContext("base index '" + spec.name + "'");
       }
       pos += b->num_rows();
     }
-    bool covered_by_spec = false;
-    for (const auto& s : specs) covered_by_spec |= s.name == idx->spec().name && s.uuid == idx->spec().uuid;
-    if (!covered_by_spec) continue;
+    grown.push_back(std::move(g));
+  }
+  for (const Grown& g : grown) {
+    const auto& idx = g.after;
     int64_t saved = 0;
     int ci = -1;
     for (int i = 0; i < next.indexes_size(); ++i) {
@@ -285,15 +292,26 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
   install.compacted_generation = g;
   install.fragment = fragment;
   install.origins = std::move(origins);
+  // The grown indexes go live now: until the install, their new positions are past every
+  // view's row count (never live), so readers lose nothing and see no new row early.
+  for (const Grown& g : grown) source_->SetIndex(g.after);
   Status st = commit(next, [&] { return shard.InstallCompaction(install); });
   if (!st.ok()) {
+    // The indexes as they were (the next attempt reuses the new positions).
+    for (const Grown& g : grown) {
+      if (g.before != nullptr) {
+        source_->SetIndex(g.before);
+      } else {
+        source_->RemoveIndex(g.after->spec().name);
+      }
+    }
     // Internal = the commit's outcome is unknown: the files may be referenced; garbage
     // collection removes them once no manifest does.
     if (st.code() != StatusCode::kInternal) {
       cleanup();
       remove_fragment();
     }
-    return fail_indexes(st);
+    return st;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

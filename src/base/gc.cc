@@ -96,13 +96,21 @@ struct References {
   std::set<std::string> files;          // exact keys: deletion vectors, index checkpoints
   std::set<std::string> shard_ids;
 
-  void Add(const std::string& prefix, const format::TableManifest& m) {
+  // Index checkpoints of older manifests, not protected (see Add).
+  std::set<std::string> superseded_checkpoints;
+
+  /// `with_checkpoints` false (a manifest older than current): its index checkpoints are not
+  /// protected. A checkpoint is derived data (an index over the fragments, rebuilt from them
+  /// when missing), each one a full copy of a base index: keeping every retained version's
+  /// would hold one copy per compaction for the whole retention.
+  void Add(const std::string& prefix, const format::TableManifest& m, bool with_checkpoints) {
     for (const auto& f : m.base().fragments()) {
       if (!f.path().empty()) fragment_dirs.insert(prefix + "/data/" + f.path() + "/");
       if (!f.deletions_path().empty()) files.insert(prefix + "/" + f.deletions_path());
     }
     for (const auto& idx : m.base().indexes()) {
-      if (!idx.path().empty()) files.insert(prefix + "/" + idx.path());
+      if (idx.path().empty()) continue;
+      (with_checkpoints ? files : superseded_checkpoints).insert(prefix + "/" + idx.path());
     }
     for (const auto& id : m.shard_ids()) shard_ids.insert(id);
   }
@@ -242,15 +250,21 @@ class Collector {
     std::set<uint64_t> listed;
     STRATA_RETURN_IF_ERROR(LoadManifests(store_, in_, &files, &listed));
     References refs;
-    refs.Add(in_.table_prefix, in_.current);
+    refs.Add(in_.table_prefix, in_.current, /*with_checkpoints=*/true);
     for (const auto& [v, f] : files) {
-      if (retained.count(v) > 0 || listed.count(v) > 0) refs.Add(in_.table_prefix, f.manifest);
+      if (retained.count(v) > 0 || listed.count(v) > 0) {
+        refs.Add(in_.table_prefix, f.manifest, /*with_checkpoints=*/v >= current);
+      }
     }
     for (const char* dir : kBaseDirs) {
       STRATA_ASSIGN_OR_RETURN(auto objects, store_.List(in_.table_prefix + dir));
       for (const auto& o : objects) {
         if (refs.Referenced(o.key)) continue;
-        if (!OlderThan(o, in_.now_micros, orphan_min_age_micros_)) continue;
+        // A checkpoint only older manifests name was committed (not in flight): no age rule.
+        if (refs.superseded_checkpoints.count(o.key) == 0 &&
+            !OlderThan(o, in_.now_micros, orphan_min_age_micros_)) {
+          continue;
+        }
         STRATA_RETURN_IF_ERROR(Remove(o, &stats_.base_files_removed));
       }
     }

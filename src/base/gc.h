@@ -12,6 +12,10 @@
 //     checkpoint `{path}`. An unreferenced file is removed only when it is older than
 //     `orphan_min_age` (a compaction in flight writes its files before the manifest that
 //     references them; Lance keeps unverified files for 7 days for the same reason).
+//     Index checkpoints are derived data (a base index, rebuilt from the fragments when
+//     missing), each a full copy of an index: only `current` and newer manifests protect
+//     them, and one that only older retained manifests name (so it was committed, not in
+//     flight) is removed whatever its age.
 //  3. WAL entries `_mem_wal/{shard}/wal/{bit_reversed_position}.arrow` of each shard of
 //     `current` that has a GcShard: positions <= manifest.replay_after_wal_entry_position()
 //     (their rows are in published SSTables), except fence sentinels (WAL entry metadata

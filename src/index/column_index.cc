@@ -176,6 +176,11 @@ Result<std::string> ColumnIndex::Serialize() const {
   return out;
 }
 
+Result<std::shared_ptr<ColumnIndex>> ColumnIndex::Clone(const arrow::Schema& schema) const {
+  STRATA_ASSIGN_OR_RETURN(std::string bytes, Serialize());
+  return Deserialize(bytes, schema);
+}
+
 Result<std::shared_ptr<ColumnIndex>> ColumnIndex::Deserialize(std::string_view bytes,
                                                               const arrow::Schema& schema) {
   if (bytes.size() < sizeof(kMagic) + 16 || std::memcmp(bytes.data(), kMagic, 8) != 0) {

@@ -55,6 +55,10 @@ class ColumnIndex {
   int64_t memory_bytes() const;
 
   Result<std::string> Serialize() const;
+  /// An independent copy (same spec, column, rows; Serialize + Deserialize, so O(index
+  /// bytes)), for growing an index while readers keep searching the original.
+  /// Errors: Serialize's / Deserialize's.
+  Result<std::shared_ptr<ColumnIndex>> Clone(const arrow::Schema& schema) const;
   /// Errors: Corruption naming what failed; Invalid when the stored column is not in `schema`.
   static Result<std::shared_ptr<ColumnIndex>> Deserialize(std::string_view bytes,
                                                           const arrow::Schema& schema);

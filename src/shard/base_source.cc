@@ -104,6 +104,13 @@ void BaseSource::SetIndex(std::shared_ptr<index::ColumnIndex> idx) {
   indexes_.push_back(std::move(idx));
 }
 
+void BaseSource::RemoveIndex(const std::string& name) {
+  std::lock_guard<std::mutex> lock(idx_mu_);
+  std::erase_if(indexes_, [&](const std::shared_ptr<index::ColumnIndex>& i) {
+    return i->spec().name == name;
+  });
+}
+
 void BaseSource::RetainIndexes(const std::vector<index::IndexSpec>& keep) {
   std::lock_guard<std::mutex> lock(idx_mu_);
   std::erase_if(indexes_, [&](const std::shared_ptr<index::ColumnIndex>& i) {

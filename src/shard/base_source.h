@@ -90,6 +90,8 @@ class BaseSource {
   std::vector<std::shared_ptr<index::ColumnIndex>> indexes() const;
   /// Adds or replaces (same name) the index of one definition.
   void SetIndex(std::shared_ptr<index::ColumnIndex> idx);
+  /// Drops the index of definition `name` (if any).
+  void RemoveIndex(const std::string& name);
   /// Drops indexes whose (name, uuid) is not in `keep`.
   void RetainIndexes(const std::vector<index::IndexSpec>& keep);
 

@@ -416,6 +416,7 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
                                                            layout.key_columns, options->indexes,
                                                            compaction_));
   options->base = base->source();
+  options->max_l0_sstables = compaction_.background ? compaction_.l0_stop_count : 0;
   auto it = stored.compacted_generation().find(shard_id);
   options->compacted_generation = it == stored.compacted_generation().end() ? 0 : it->second;
   return base;

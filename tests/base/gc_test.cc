@@ -335,6 +335,36 @@ TEST_F(GcTest, BaseFilesUnreferencedAndOldAreRemoved) {
   for (const auto& k : frag_d) EXPECT_TRUE(Exists(k)) << k;
 }
 
+// Rule 2, index checkpoints: derived data, protected only by `current` (and newer manifests).
+// A checkpoint that only older, still retained manifests name is removed at once (it was
+// committed, so it is not in flight); an unreferenced young one may be in flight and stays.
+TEST_F(GcTest, CheckpointsOfOlderRetainedManifestsAreRemovedAtOnce) {
+  const auto frag = WriteFragment("aaaaaaaa_gen_1", 0, 10);
+  WriteIndex("_indices/u/0000000000000001.idx");  // v1's
+  WriteIndex("_indices/u/0000000000000002.idx");  // v2's (current)
+  WriteIndex("_indices/u/0000000000000003.idx");  // a compaction in flight
+  auto v1 = Manifest(1, kNow - 60'000'000, 100);
+  AddFragment(&v1, "aaaaaaaa_gen_1");
+  AddIndex(&v1, "_indices/u/0000000000000001.idx");
+  auto v2 = Manifest(2, kNow - 30'000'000, 100);
+  AddFragment(&v2, "aaaaaaaa_gen_1");
+  AddIndex(&v2, "_indices/u/0000000000000002.idx");
+  for (const auto* m : {&v1, &v2}) Commit(*m);
+  SetMtimeUnder(kTable, kYoung);
+
+  GcOptions opt;  // defaults: every version retained (7 days), orphans younger than 1 h kept
+  auto stats = CollectGarbage(store(), Input(v2, {}), opt);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->manifests_removed, 0);
+  EXPECT_EQ(stats->base_files_removed, 1);
+  EXPECT_EQ(stats->bytes_removed, static_cast<int64_t>(std::string("index bytes").size()));
+  EXPECT_FALSE(Exists(std::string(kTable) + "/_indices/u/0000000000000001.idx"));
+  EXPECT_TRUE(Exists(std::string(kTable) + "/_indices/u/0000000000000002.idx"));
+  EXPECT_TRUE(Exists(std::string(kTable) + "/_indices/u/0000000000000003.idx"));
+  EXPECT_TRUE(Exists(ManifestKey(1)));
+  for (const auto& k : frag) EXPECT_TRUE(Exists(k)) << k;
+}
+
 // Rule 3: replayed WAL entries go, fence sentinels (small or large) stay forever, nothing above
 // replay_after is touched, and an undecodable entry stays unless replay skips it.
 TEST_F(GcTest, WalEntriesBelowReplayAfterExceptFenceSentinels) {
