@@ -218,18 +218,18 @@ struct PutSample {
 int main(int argc, char** argv) {
   if (argc == 3 && std::string(argv[1]) == "--restart") return RestartChild(argv[2]);
   const int64_t rows = NumRows();
-  const std::string root =
-      (std::filesystem::temp_directory_path() / ("strata-compaction-bench-" + std::to_string(getpid())))
-          .string();
+  const std::string root = (std::filesystem::temp_directory_path() /
+                            ("strata-compaction-bench-" + std::to_string(getpid())))
+                               .string();
   const std::string dir = root + "/load", fresh_dir = root + "/fresh";
   std::filesystem::create_directories(dir);
   std::printf("compaction_bench: %lld rows of %d-d clustered vectors, batches of %lld, in %s\n",
               static_cast<long long>(rows), kDim, static_cast<long long>(kBatch), root.c_str());
 
   auto catalog = std::move(table::Catalog::Open(dir)).value();
-  auto table = std::move(catalog->CreateTable("default", "bench", Schema(), {},
-                                              table::CreateMode::kCreate))
-                   .value();
+  auto table =
+      std::move(catalog->CreateTable("default", "bench", Schema(), {}, table::CreateMode::kCreate))
+          .value();
   if (!table->CreateIndex(Hnsw()).ok()) return 1;
   Vectors vecs, probe;
   std::vector<PutSample> puts;
@@ -272,9 +272,8 @@ int main(int argc, char** argv) {
       std::printf(
           "[figures] rows %lld: L0 %lld (max so far %lld), base rows %lld (%lld compactions), "
           "search %.0f q/s, load %.0f rows/s,%s\n",
-          static_cast<long long>(done), static_cast<long long>(l0),
-          static_cast<long long>(max_l0), static_cast<long long>(b ? b->rows : 0),
-          static_cast<long long>(b ? b->version : 0), qps,
+          static_cast<long long>(done), static_cast<long long>(l0), static_cast<long long>(max_l0),
+          static_cast<long long>(b ? b->rows : 0), static_cast<long long>(b ? b->version : 0), qps,
           static_cast<double>(done) / std::chrono::duration<double>(Clock::now() - load0).count(),
           Describe(DiskBytes(dir)).c_str());
       std::fflush(stdout);
@@ -291,8 +290,7 @@ int main(int argc, char** argv) {
     put([&] { return table->Insert({Batch(ids, vecs)}).status(); });
   }
   for (int64_t i = n_up; i < n_up + n_del; i += kBatch) {
-    std::vector<int64_t> ids(order.begin() + i,
-                             order.begin() + std::min(n_up + n_del, i + kBatch));
+    std::vector<int64_t> ids(order.begin() + i, order.begin() + std::min(n_up + n_del, i + kBatch));
     put([&] { return table->Delete({Keys(ids)}).status(); });
   }
   stop = true;
@@ -318,9 +316,9 @@ int main(int argc, char** argv) {
   {
     std::filesystem::create_directories(fresh_dir);
     auto fc = std::move(table::Catalog::Open(fresh_dir)).value();
-    auto ft = std::move(fc->CreateTable("default", "bench", Schema(), {},
-                                        table::CreateMode::kCreate))
-                  .value();
+    auto ft =
+        std::move(fc->CreateTable("default", "bench", Schema(), {}, table::CreateMode::kCreate))
+            .value();
     if (!ft->CreateIndex(Hnsw()).ok()) return 1;
     auto snap = table->Snapshot();
     auto live_batches = std::move(shard::LiveBatches(*snap.shard)).value();
@@ -338,27 +336,30 @@ int main(int argc, char** argv) {
     const auto fresh_bytes = DiskBytes(fresh_dir);
     std::printf("[figures] fresh table of the same %lld live rows:%s\n",
                 static_cast<long long>(ft->Snapshot().num_rows), Describe(fresh_bytes).c_str());
-    std::printf("[figures] disk bytes loaded / fresh: %.3f (target <= 1.2); per live row: "
-                "loaded %.0f B, fresh %.0f B\n",
-                static_cast<double>(loaded_bytes.at("total")) /
-                    static_cast<double>(fresh_bytes.at("total")),
-                static_cast<double>(loaded_bytes.at("total")) / static_cast<double>(live),
-                static_cast<double>(fresh_bytes.at("total")) / static_cast<double>(live));
+    std::printf(
+        "[figures] disk bytes loaded / fresh: %.3f (target <= 1.2); per live row: "
+        "loaded %.0f B, fresh %.0f B\n",
+        static_cast<double>(loaded_bytes.at("total")) /
+            static_cast<double>(fresh_bytes.at("total")),
+        static_cast<double>(loaded_bytes.at("total")) / static_cast<double>(live),
+        static_cast<double>(fresh_bytes.at("total")) / static_cast<double>(live));
   }
 
   std::vector<double> idle, during;
   for (const auto& p : puts) (p.during_compaction ? during : idle).push_back(p.ms);
   const double idle_p99 = Percentile(idle, 0.99), during_p99 = Percentile(during, 0.99);
-  std::printf("[figures] put latency: idle n %zu p50 %.2f ms p99 %.2f ms; during compaction n "
-              "%zu p50 %.2f ms p99 %.2f ms; p99 ratio %.2f (target <= 2)\n",
-              idle.size(), Percentile(idle, 0.5), idle_p99, during.size(),
-              Percentile(during, 0.5), during_p99, idle_p99 > 0 ? during_p99 / idle_p99 : 0);
+  std::printf(
+      "[figures] put latency: idle n %zu p50 %.2f ms p99 %.2f ms; during compaction n "
+      "%zu p50 %.2f ms p99 %.2f ms; p99 ratio %.2f (target <= 2)\n",
+      idle.size(), Percentile(idle, 0.5), idle_p99, during.size(), Percentile(during, 0.5),
+      during_p99, idle_p99 > 0 ? during_p99 / idle_p99 : 0);
   const double q100 = qps_at.count(100000) ? qps_at[100000] : qps_at.begin()->second;
   const double qend = qps_at.rbegin()->second;
-  std::printf("[figures] search QPS at %lld rows / at 100k: %.0f / %.0f = %.2f (target >= 0.9); "
-              "max L0 during the load %lld (target <= 5)\n",
-              static_cast<long long>(qps_at.rbegin()->first), qend, q100, qend / q100,
-              static_cast<long long>(max_l0));
+  std::printf(
+      "[figures] search QPS at %lld rows / at 100k: %.0f / %.0f = %.2f (target >= 0.9); "
+      "max L0 during the load %lld (target <= 5)\n",
+      static_cast<long long>(qps_at.rbegin()->first), qend, q100, qend / q100,
+      static_cast<long long>(max_l0));
 
   // Restart in a child process (its RSS is its own).
   table.reset();

@@ -75,8 +75,9 @@ Figures Run(const std::string& dir, const std::string& layout, int sstables, int
   base::CompactionOptions co;
   co.background = false;
   auto catalog = std::move(table::Catalog::Open(dir, {}, co)).value();
-  auto t = std::move(catalog->CreateTable("default", "l0", Schema(), {}, table::CreateMode::kCreate))
-               .value();
+  auto t =
+      std::move(catalog->CreateTable("default", "l0", Schema(), {}, table::CreateMode::kCreate))
+          .value();
   index::IndexSpec hnsw;
   hnsw.kind = index::IndexKind::kHnsw;
   hnsw.column = "vec";
@@ -134,22 +135,23 @@ Figures Run(const std::string& dir, const std::string& layout, int sstables, int
 
 int main() {
   const int64_t rows = NumRows();
-  const std::string root = (std::filesystem::temp_directory_path() /
-                            ("strata-l0-bench-" + std::to_string(getpid())))
-                               .string();
+  const std::string root =
+      (std::filesystem::temp_directory_path() / ("strata-l0-bench-" + std::to_string(getpid())))
+          .string();
   std::printf("l0_bench: %lld rows of %d-d clustered vectors per layout\n",
               static_cast<long long>(rows), kDim);
   std::vector<Figures> all;
-  const std::pair<const char*, int> layouts[] = {{"base", 0}, {"L0=1", 1}, {"L0=4", 4},
-                                                 {"L0=16", 16}};
+  const std::pair<const char*, int> layouts[] = {
+      {"base", 0}, {"L0=1", 1}, {"L0=4", 4}, {"L0=16", 16}};
   for (const auto& [name, n] : layouts) {
     all.push_back(Run(root + "/" + name, name, n, rows));
     std::filesystem::remove_all(root + "/" + name);
     const Figures& f = all.back();
-    std::printf("[figures] %-6s search p50 %.3f ms p99 %.3f ms (%.2fx base), point lookup p50 "
-                "%.3f ms (%.2fx base)\n",
-                f.layout.c_str(), f.search_p50, f.search_p99, f.search_p50 / all[0].search_p50,
-                f.lookup_p50, f.lookup_p50 / all[0].lookup_p50);
+    std::printf(
+        "[figures] %-6s search p50 %.3f ms p99 %.3f ms (%.2fx base), point lookup p50 "
+        "%.3f ms (%.2fx base)\n",
+        f.layout.c_str(), f.search_p50, f.search_p99, f.search_p50 / all[0].search_p50,
+        f.lookup_p50, f.lookup_p50 / all[0].lookup_p50);
     std::fflush(stdout);
   }
   std::filesystem::remove_all(root);

@@ -14,13 +14,10 @@ namespace strata::base {
 
 std::string FragmentsPrefix(const std::string& table_prefix) { return table_prefix + "/data"; }
 
-Result<std::shared_ptr<BaseTable>> BaseTable::Open(std::shared_ptr<io::ObjectStore> store,
-                                                   std::string table_prefix,
-                                                   const format::BaseTable& manifest_base,
-                                                   arrow::SchemaPtr storage_schema,
-                                                   std::vector<int> key_columns,
-                                                   std::vector<index::IndexSpec> specs,
-                                                   CompactionOptions options) {
+Result<std::shared_ptr<BaseTable>> BaseTable::Open(
+    std::shared_ptr<io::ObjectStore> store, std::string table_prefix,
+    const format::BaseTable& manifest_base, arrow::SchemaPtr storage_schema,
+    std::vector<int> key_columns, std::vector<index::IndexSpec> specs, CompactionOptions options) {
   std::shared_ptr<BaseTable> b(new BaseTable());
   b->store_ = std::move(store);
   b->table_prefix_ = std::move(table_prefix);
@@ -57,9 +54,8 @@ Result<std::shared_ptr<BaseTable>> BaseTable::Open(std::shared_ptr<io::ObjectSto
       }
       for (uint32_t p : dv->ToVector()) {
         if (p >= f.rows()) {
-          return Status::Corruption("base deletion vector '" + f.deletions_path() +
-                                    "' names row " + std::to_string(p) + " of " +
-                                    std::to_string(f.rows()));
+          return Status::Corruption("base deletion vector '" + f.deletions_path() + "' names row " +
+                                    std::to_string(p) + " of " + std::to_string(f.rows()));
         }
         b->source_->liveness().Supersede(f.first_row() + p, shard::Liveness::kDead);
       }
@@ -122,7 +118,8 @@ std::vector<BaseIndexInfo> BaseTable::Indexes() const {
   for (const auto& s : specs) {
     BaseIndexInfo info{s, 0};
     for (const auto& i : built) {
-      if (i->spec().name == s.name && i->spec().uuid == s.uuid) info.rows_indexed = i->rows_indexed();
+      if (i->spec().name == s.name && i->spec().uuid == s.uuid)
+        info.rows_indexed = i->rows_indexed();
     }
     out.push_back(std::move(info));
   }
@@ -188,8 +185,8 @@ bool BaseTable::BuildMissingIndexes() {
       }
       auto loaded = index::ColumnIndex::Deserialize(*bytes, *source_->storage_schema());
       if (!loaded.ok() || (*loaded)->rows_indexed() != c.rows()) {
-        spdlog::warn("base index '{}': checkpoint {} invalid ({}); rebuilding", spec.name,
-                     c.path(), loaded.ok() ? "row count" : loaded.status().ToString());
+        spdlog::warn("base index '{}': checkpoint {} invalid ({}); rebuilding", spec.name, c.path(),
+                     loaded.ok() ? "row count" : loaded.status().ToString());
         break;
       }
       idx = std::move(*loaded);

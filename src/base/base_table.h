@@ -19,13 +19,15 @@
 // are still live at or below the newest compacted generation G into a new fragment (upsert:
 // the newest version of a key wins, tombstones are dropped; a row superseded only by a newer,
 // uncompacted generation is copied and keeps its mark), writes deletion vectors for base rows
-// superseded by the compacted rows, indexes the new rows into the base indexes (work
-// proportional to the rows compacted: hnswlib addPoint per row), checkpoints an index when the
-// rows it does not cover reach max(min_checkpoint_rows, rows it covers) (amortised O(1)
-// serialised bytes per row), then hands the new BaseTable to `commit`, which commits the
-// table manifest and installs it in the shard's read view (ShardWriter::InstallCompaction)
+// superseded by the compacted rows, adds the new rows to a copy of each base index (hnswlib
+// addPoint per row; a copy, because hnswlib 0.6.2 searches must not overlap inserts, and
+// growing the live graph would make every query wait for the whole compaction: the copy costs
+// one memory copy of the index, O(base index bytes)), checkpoints an index when the rows it
+// does not cover reach max(min_checkpoint_rows, rows it covers) (amortised O(1) serialised
+// bytes per row), swaps the copies in, then hands the new BaseTable to `commit`, which commits
+// the table manifest and installs it in the shard's read view (ShardWriter::InstallCompaction)
 // atomically for readers. Puts and reads never wait for it: it reads a snapshot and holds no
-// shard lock while it builds.
+// shard lock while it builds (writes wait only when L0 reaches l0_stop_count).
 //
 // Opening: fragments and deletion vectors are read at Open (rows visible at once; the base
 // scans exactly until its indexes are ready); index checkpoints are loaded, and rows they do
@@ -86,9 +88,9 @@ struct CompactionOptions {
 /// What one compaction did.
 struct CompactionResult {
   std::vector<uint64_t> compacted_generations;  // SSTable generations moved into the base
-  int64_t rows_in = 0;         // rows of those SSTables (dead ones included)
-  int64_t rows_written = 0;    // rows of the new fragment
-  int64_t bytes_written = 0;   // fragment + deletion vectors + checkpoints
+  int64_t rows_in = 0;                          // rows of those SSTables (dead ones included)
+  int64_t rows_written = 0;                     // rows of the new fragment
+  int64_t bytes_written = 0;                    // fragment + deletion vectors + checkpoints
   int64_t sstables_remaining = 0;
   uint64_t base_compactions = 0;  // BaseTable.compactions after it
   double seconds = 0;
@@ -115,8 +117,8 @@ class BaseTable {
   /// Commits `next` as the table manifest's base (with compacted_generation raised for the
   /// shard) and then calls `install` (ShardWriter::InstallCompaction), both under the table's
   /// lock. Errors: Fenced / AlreadyExists / IOError (nothing installed).
-  using CommitFn = std::function<Status(const format::BaseTable& next,
-                                        const std::function<Status()>& install)>;
+  using CommitFn =
+      std::function<Status(const format::BaseTable& next, const std::function<Status()>& install)>;
   /// One garbage collection of the table (the table loads its manifests and calls
   /// CollectGarbage); run by the maintenance thread under the work lock (never alongside a
   /// compaction of this base).
@@ -185,17 +187,17 @@ class BaseTable {
 
   std::mutex work_mu_;  // serialises compactions and index builds (see file comment)
   mutable std::mutex mu_;
-  std::condition_variable cv_;          // with mu_: Notify, Stop
-  format::BaseTable state_;             // guarded by mu_
-  std::vector<index::IndexSpec> specs_; // guarded by mu_
-  bool index_work_ = true;              // guarded by mu_: BuildMissingIndexes may have work
-  bool building_ = false;               // guarded by mu_: BuildMissingIndexes running
-  bool stop_ = false;                   // guarded by mu_
-  bool wake_ = false;                   // guarded by mu_
-  BaseStats stats_;                     // guarded by mu_
-  shard::ShardWriter* shard_ = nullptr; // set by StartMaintenance
-  CommitFn commit_;                     // set by StartMaintenance
-  GcFn gc_;                             // set by StartMaintenance
+  std::condition_variable cv_;           // with mu_: Notify, Stop
+  format::BaseTable state_;              // guarded by mu_
+  std::vector<index::IndexSpec> specs_;  // guarded by mu_
+  bool index_work_ = true;               // guarded by mu_: BuildMissingIndexes may have work
+  bool building_ = false;                // guarded by mu_: BuildMissingIndexes running
+  bool stop_ = false;                    // guarded by mu_
+  bool wake_ = false;                    // guarded by mu_
+  BaseStats stats_;                      // guarded by mu_
+  shard::ShardWriter* shard_ = nullptr;  // set by StartMaintenance
+  CommitFn commit_;                      // set by StartMaintenance
+  GcFn gc_;                              // set by StartMaintenance
   std::thread thread_;
 };
 

@@ -66,8 +66,7 @@ Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const Com
   return r;
 }
 
-Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
-                                                  const CommitFn& commit,
+Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
                                                   shard::Deadline deadline) {
   CompactionResult result;
   STRATA_ASSIGN_OR_RETURN(auto snap, shard.Snapshot());
@@ -78,8 +77,9 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
   for (const auto& src : snap->sources) {
     if (src.memtable || src.generation == 0) continue;
     ++sstables;
-    const bool full = !picked.empty() && (rows_in + src.num_rows > options_.max_rows_per_compaction ||
-                                          shard::Clock::now() > deadline);
+    const bool full =
+        !picked.empty() && (rows_in + src.num_rows > options_.max_rows_per_compaction ||
+                            shard::Clock::now() > deadline);
     if (full || (!picked.empty() && picked.back()->generation + 1 != src.generation)) continue;
     if (full) continue;
     picked.push_back(&src);
@@ -251,7 +251,8 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
     int64_t saved = 0;
     int ci = -1;
     for (int i = 0; i < next.indexes_size(); ++i) {
-      if (next.indexes(i).name() == idx->spec().name && next.indexes(i).uuid() == idx->spec().uuid) {
+      if (next.indexes(i).name() == idx->spec().name &&
+          next.indexes(i).uuid() == idx->spec().uuid) {
         saved = next.indexes(i).rows();
         ci = i;
       }
@@ -281,7 +282,8 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard,
   // Checkpoints of dropped definitions are no longer referenced.
   for (int i = next.indexes_size(); i-- > 0;) {
     bool keep = false;
-    for (const auto& s : specs) keep |= s.name == next.indexes(i).name() && s.uuid == next.indexes(i).uuid();
+    for (const auto& s : specs)
+      keep |= s.name == next.indexes(i).name() && s.uuid == next.indexes(i).uuid();
     if (!keep) next.mutable_indexes()->DeleteSubrange(i, 1);
   }
 

@@ -14,8 +14,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->ctx_.options = options;
-  STRATA_ASSIGN_OR_RETURN(server->ctx_.catalog,
-                          table::Catalog::Open(options.data_dir, options.shard, options.compaction));
+  STRATA_ASSIGN_OR_RETURN(
+      server->ctx_.catalog,
+      table::Catalog::Open(options.data_dir, options.shard, options.compaction));
 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   // Each keep-alive connection holds a worker while it is open, so keep a generous pool.

@@ -145,12 +145,9 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
                          {"name", i.spec.name},
                          {"rows_indexed", i.rows_indexed}});
     }
-    out["base"] = {{"version", b->version},
-                   {"rows", b->rows},
-                   {"live_rows", b->live_rows},
-                   {"fragments", b->fragments},
-                   {"bytes", b->bytes},
-                   {"compacted_generation", compacted},
+    out["base"] = {{"version", b->version},     {"rows", b->rows},
+                   {"live_rows", b->live_rows}, {"fragments", b->fragments},
+                   {"bytes", b->bytes},         {"compacted_generation", compacted},
                    {"indexes", indexes}};
   }
   SendJson(res, out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

@@ -45,7 +45,7 @@ struct TableStats {
   shard::ShardWriterStats stats;
   double rows = 0;
   double version = 0;
-  base::BaseStats base;  // compaction counters and base size (Table::DescribeBase)
+  base::BaseStats base;    // compaction counters and base size (Table::DescribeBase)
   double l0_sstables = 0;  // published SSTables not yet compacted, over the shards
 };
 
@@ -208,10 +208,14 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
                            "Published SSTables waiting for compaction (L0), over the shards.",
                            &TableStats::l0_sstables));
   {
-    MetricFamily f{"strata_base_rows", "Rows of the base table (deleted ones included).",
-                   MetricType::kGauge, {}};
-    MetricFamily g{"strata_base_bytes", "Bytes of the base's fragments and index checkpoints.",
-                   MetricType::kGauge, {}};
+    MetricFamily f{"strata_base_rows",
+                   "Rows of the base table (deleted ones included).",
+                   MetricType::kGauge,
+                   {}};
+    MetricFamily g{"strata_base_bytes",
+                   "Bytes of the base's fragments and index checkpoints.",
+                   MetricType::kGauge,
+                   {}};
     for (const TableStats& t : tables) {
       f.samples.push_back({"", t.labels, static_cast<double>(t.base.rows)});
       g.samples.push_back({"", t.labels, static_cast<double>(t.base.bytes)});

@@ -70,7 +70,8 @@ Status ShardWriter::CheckOwner() const {
   STRATA_ASSIGN_OR_RETURN(auto latest, impl_->manifests->LoadLatest());
   if (!latest.has_value() || latest->writer_epoch() != impl_->epoch) {
     return Status::Fenced("shard '" + impl_->shard_id + "': writer epoch " +
-                          std::to_string(impl_->epoch) + " is no longer the owner (manifest epoch " +
+                          std::to_string(impl_->epoch) +
+                          " is no longer the owner (manifest epoch " +
                           std::to_string(latest.has_value() ? latest->writer_epoch() : 0) + ")");
   }
   return Status::OK();
@@ -154,11 +155,10 @@ Status ShardWriter::CommitCompactedSSTables() {
   }
   auto edit = [upto](format::ShardManifest& m) -> Status {
     auto* list = m.mutable_sstables();
-    list->erase(std::remove_if(list->begin(), list->end(),
-                               [upto](const format::SSTableEntry& e) {
-                                 return e.generation() <= upto;
-                               }),
-                list->end());
+    list->erase(
+        std::remove_if(list->begin(), list->end(),
+                       [upto](const format::SSTableEntry& e) { return e.generation() <= upto; }),
+        list->end());
     m.set_created_at_micros(0);
     return Status::OK();
   };

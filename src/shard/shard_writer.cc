@@ -43,7 +43,6 @@ Status ValidateShardId(const std::string& id) {
 
 }  // namespace
 
-
 void ShardWriter::Impl::MarkRows(GenState& g, const std::vector<arrow::RecordBatchPtr>& batches,
                                  int64_t begin, int64_t lookup_rows) {
   int64_t total = 0;
@@ -474,11 +473,11 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
       if (cv.wait_until(lock, deadline) == std::cv_status::timeout && OverLimit()) {
         ++stats.backpressure_timeouts;
         if (L0Over()) {
-          return Status::Backpressure(
-              "shard '" + shard_id + "': writes stalled for " +
-              std::to_string(options.write_stall_timeout.count()) + " ms: " +
-              std::to_string(sstables.size()) + " SSTables wait for compaction (max_l0_sstables " +
-              std::to_string(options.max_l0_sstables) + "); retry later");
+          return Status::Backpressure("shard '" + shard_id + "': writes stalled for " +
+                                      std::to_string(options.write_stall_timeout.count()) +
+                                      " ms: " + std::to_string(sstables.size()) +
+                                      " SSTables wait for compaction (max_l0_sstables " +
+                                      std::to_string(options.max_l0_sstables) + "); retry later");
         }
         return Status::Backpressure("shard '" + shard_id + "': writes stalled for " +
                                     std::to_string(options.write_stall_timeout.count()) +
@@ -1134,8 +1133,7 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
   };
   std::lock_guard<std::mutex> lock(s.cache_mu);
   const auto rows = order(*shared);
-  const auto cached_rows =
-      s.cached ? order(*s.cached) : std::make_pair(uint64_t{0}, int64_t{-1});
+  const auto cached_rows = s.cached ? order(*s.cached) : std::make_pair(uint64_t{0}, int64_t{-1});
   if (rows > cached_rows || (rows == cached_rows && epoch >= s.cached_epoch)) s.cached = shared;
   s.cached_epoch = std::max(s.cached_epoch, epoch);
   return shared;

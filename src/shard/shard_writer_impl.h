@@ -61,11 +61,11 @@ struct ShardWriter::Impl {
   std::shared_ptr<BaseSource> base;
   /// Newest generation compacted into the base (SSTables <= it are not in `sstables`).
   uint64_t compacted_generation = 0;  // guarded by mu
-  Status sticky;                   // guarded by mu: Fenced / WriterPoisoned
-  bool closed = false;             // guarded by mu
-  uint64_t next_rowid = 0;         // guarded by mu
-  ShardWriterStats stats;          // guarded by mu
-  int64_t nondurable_pending = 0;  // guarded by mu: non-durable appends the syncer owes
+  Status sticky;                      // guarded by mu: Fenced / WriterPoisoned
+  bool closed = false;                // guarded by mu
+  uint64_t next_rowid = 0;            // guarded by mu
+  ShardWriterStats stats;             // guarded by mu
+  int64_t nondurable_pending = 0;     // guarded by mu: non-durable appends the syncer owes
 
   std::thread flusher;
   std::thread syncer;  // non-durable mode only

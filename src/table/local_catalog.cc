@@ -57,8 +57,8 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
       (manifest->table_name() != name && !DecodeNameFromDir(EncodeNameForDir(name)).has_value())) {
     return Status::NotFound("table '" + name + "' not found");
   }
-  STRATA_ASSIGN_OR_RETURN(
-      auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest), shard_options_, compaction_));
+  STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest),
+                                                       shard_options_, compaction_));
   open_.emplace(key, table);
   return table;
 }
@@ -93,8 +93,9 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
     }
   }
   if (!existing.status().IsNotFound()) return existing.status();
-  STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Create(store_, TablePrefix(database, name), name,
-                                                         schema, batches, shard_options_, compaction_));
+  STRATA_ASSIGN_OR_RETURN(
+      auto table, LocalTable::Create(store_, TablePrefix(database, name), name, schema, batches,
+                                     shard_options_, compaction_));
   open_.emplace(std::make_pair(database, name), table);
   return std::shared_ptr<Table>(std::move(table));
 }
@@ -153,8 +154,8 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   m.set_table_name(to);
   m.set_created_at_micros(WallClockMicros());
   STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, to_prefix, m));
-  STRATA_ASSIGN_OR_RETURN(auto reopened,
-                          LocalTable::Open(store_, to_prefix, to, std::move(m), shard_options_, compaction_));
+  STRATA_ASSIGN_OR_RETURN(auto reopened, LocalTable::Open(store_, to_prefix, to, std::move(m),
+                                                          shard_options_, compaction_));
   open_.emplace(std::make_pair(database, to), std::move(reopened));
   return Status::OK();
 }

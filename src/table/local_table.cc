@@ -411,10 +411,9 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
     shard::ShardWriterOptions* options) const {
   STRATA_ASSIGN_OR_RETURN(memtable::StorageLayout layout,
                           memtable::MakeStorageLayout(schema, options->primary_key));
-  STRATA_ASSIGN_OR_RETURN(auto base, base::BaseTable::Open(store_, prefix_, stored,
-                                                           layout.storage_schema,
-                                                           layout.key_columns, options->indexes,
-                                                           compaction_));
+  STRATA_ASSIGN_OR_RETURN(auto base,
+                          base::BaseTable::Open(store_, prefix_, stored, layout.storage_schema,
+                                                layout.key_columns, options->indexes, compaction_));
   options->base = base->source();
   options->max_l0_sstables = compaction_.background ? compaction_.l0_stop_count : 0;
   auto it = stored.compacted_generation().find(shard_id);
@@ -424,12 +423,12 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
 
 void LocalTable::StartBaseLocked() {
   base::BaseTable* b = base_.get();
-  b->StartMaintenance(shard_.get(),
-                      [this, b](const format::BaseTable& next,
-                                const std::function<Status()>& install) {
-                        return CommitBase(b, next, install);
-                      },
-                      [this] { return GcOnce(); });
+  b->StartMaintenance(
+      shard_.get(),
+      [this, b](const format::BaseTable& next, const std::function<Status()>& install) {
+        return CommitBase(b, next, install);
+      },
+      [this] { return GcOnce(); });
 }
 
 Result<base::GcStats> LocalTable::GcOnce() {
@@ -477,8 +476,8 @@ Status LocalTable::CommitBase(const base::BaseTable* b, const format::BaseTable&
         stored.base().compactions() == next.compactions()) {
       st = Status::OK();
     } else if (back.ok() || !back.status().IsNotFound()) {
-      return Status::Internal("table '" + name_ + "': manifest commit outcome unknown: " +
-                              st.ToString());
+      return Status::Internal("table '" + name_ +
+                              "': manifest commit outcome unknown: " + st.ToString());
     }
   }
   if (!st.ok()) return st.WithContext("compaction of table '" + name_ + "'");
@@ -503,12 +502,12 @@ Result<base::CompactionResult> LocalTable::Compact(shard::Deadline deadline) {
   }
   // `writer` outlives this call: a table that replaces its shard keeps the old writer until
   // the old base is stopped, and Stop waits for a running compaction (its work lock).
-  return b->Compact(*writer,
-                    [this, raw = b.get()](const format::BaseTable& next,
-                                          const std::function<Status()>& install) {
-                      return CommitBase(raw, next, install);
-                    },
-                    deadline);
+  return b->Compact(
+      *writer,
+      [this, raw = b.get()](const format::BaseTable& next, const std::function<Status()>& install) {
+        return CommitBase(raw, next, install);
+      },
+      deadline);
 }
 
 std::optional<BaseDescription> LocalTable::DescribeBase() const {

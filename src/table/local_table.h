@@ -157,8 +157,8 @@ class LocalTable : public Table {
   /// The base of shard_'s rows (replaced with shard_); its maintenance thread calls CommitBase,
   /// which takes mu_, so it is stopped only with mu_ released.
   std::shared_ptr<base::BaseTable> base_;  // guarded by mu_ (pointer); internally locked
-  bool dropped_ = false;                       // guarded by mu_
-  bool renamed_ = false;                       // guarded by mu_ (set with dropped_)
+  bool dropped_ = false;                   // guarded by mu_
+  bool renamed_ = false;                   // guarded by mu_ (set with dropped_)
   /// Commit time of the newest write or manifest this object made (micros since the epoch;
   /// 0 = none yet, then the manifest's created_at_micros is reported). Atomic: written by
   /// concurrent writers (the larger value wins), read without locks.

@@ -12,8 +12,8 @@
 
 #include "arrow/array.h"
 #include "arrow/type.h"
-#include "common/status.h"
 #include "base/base_table.h"
+#include "common/status.h"
 #include "shard/shard_writer.h"
 
 namespace strata::table {
@@ -119,7 +119,7 @@ struct BaseDescription {
   int64_t rows = 0;      // physical rows (deleted ones included)
   int64_t live_rows = 0;
   int64_t fragments = 0;
-  int64_t bytes = 0;     // fragment files and index checkpoints
+  int64_t bytes = 0;                                     // fragment files and index checkpoints
   std::map<std::string, uint64_t> compacted_generation;  // shard id -> generation
   std::vector<base::BaseIndexInfo> indexes;
   base::BaseStats stats;

@@ -92,9 +92,9 @@ struct Fixture {
     table.reset();
     catalog.reset();
     catalog = std::make_unique<table::LocalCatalog>(faults, shard::ShardWriterOptions{}, co);
-    auto t = create ? catalog->CreateTable("default", "kv", KvSchema(), {},
-                                           table::CreateMode::kCreate)
-                    : catalog->GetTable("default", "kv");
+    auto t = create
+                 ? catalog->CreateTable("default", "kv", KvSchema(), {}, table::CreateMode::kCreate)
+                 : catalog->GetTable("default", "kv");
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     table = *t;
   }
