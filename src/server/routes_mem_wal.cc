@@ -19,28 +19,31 @@ nlohmann::json OptionalGeneration(const std::optional<uint64_t>& g) {
   return g ? nlohmann::json(*g) : nlohmann::json(nullptr);
 }
 
+// The optional body {"timeout_ms": N} of flush/ and compact/ (default 60000).
+Result<int64_t> TimeoutMs(const TableRequest& req, const std::string& action) {
+  if (req.body_view().empty()) return kDefaultFlushTimeoutMs;
+  nlohmann::json body = nlohmann::json::parse(req.body_view(), nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Status::Invalid(action + ": the body must be a JSON object");
+  }
+  if (!body.contains("timeout_ms") || body["timeout_ms"].is_null()) return kDefaultFlushTimeoutMs;
+  const auto& t = body["timeout_ms"];
+  if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > kMaxFlushTimeoutMs) {
+    return Status::Invalid(action + ": timeout_ms must be an integer in [0, " +
+                           std::to_string(kMaxFlushTimeoutMs) + "]");
+  }
+  return t.get<int64_t>();
+}
+
 }  // namespace
 
 void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
   const auto start = std::chrono::steady_clock::now();
-  int64_t timeout_ms = kDefaultFlushTimeoutMs;
-  if (!req.body_view().empty()) {
-    nlohmann::json body = nlohmann::json::parse(req.body_view(), nullptr, false);
-    if (body.is_discarded() || !body.is_object()) {
-      return SendError(res, Status::Invalid("flush: the body must be a JSON object"));
-    }
-    if (body.contains("timeout_ms") && !body["timeout_ms"].is_null()) {
-      const auto& t = body["timeout_ms"];
-      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > kMaxFlushTimeoutMs) {
-        return SendError(res, Status::Invalid("flush: timeout_ms must be an integer in [0, " +
-                                              std::to_string(kMaxFlushTimeoutMs) + "]"));
-      }
-      timeout_ms = t.get<int64_t>();
-    }
-  }
+  auto timeout_ms = TimeoutMs(req, "flush");
+  if (!timeout_ms.ok()) return SendError(res, timeout_ms.status());
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
-  auto flushed = (*t)->Flush(start + std::chrono::milliseconds(timeout_ms));
+  auto flushed = (*t)->Flush(start + std::chrono::milliseconds(*timeout_ms));
   if (!flushed.ok()) return SendError(res, flushed.status().WithContext("flush"));
   nlohmann::json shards = nlohmann::json::array();
   for (const auto& s : *flushed) {
@@ -61,24 +64,11 @@ void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response&
 // "rows_compacted", "rows_written", "bytes_written", "elapsed_ms"}.
 void HandleCompact(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
   const auto start = std::chrono::steady_clock::now();
-  int64_t timeout_ms = kDefaultFlushTimeoutMs;
-  if (!req.body_view().empty()) {
-    nlohmann::json body = nlohmann::json::parse(req.body_view(), nullptr, false);
-    if (body.is_discarded() || !body.is_object()) {
-      return SendError(res, Status::Invalid("compact: the body must be a JSON object"));
-    }
-    if (body.contains("timeout_ms") && !body["timeout_ms"].is_null()) {
-      const auto& t = body["timeout_ms"];
-      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > kMaxFlushTimeoutMs) {
-        return SendError(res, Status::Invalid("compact: timeout_ms must be an integer in [0, " +
-                                              std::to_string(kMaxFlushTimeoutMs) + "]"));
-      }
-      timeout_ms = t.get<int64_t>();
-    }
-  }
+  auto timeout_ms = TimeoutMs(req, "compact");
+  if (!timeout_ms.ok()) return SendError(res, timeout_ms.status());
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
-  auto done = (*t)->Compact(start + std::chrono::milliseconds(timeout_ms));
+  auto done = (*t)->Compact(start + std::chrono::milliseconds(*timeout_ms));
   if (!done.ok()) {
     if (done.status().IsAlreadyExists()) {
       return SendError(res, 409, "compaction_running",

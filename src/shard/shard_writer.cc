@@ -834,6 +834,11 @@ void ShardWriter::Impl::FlusherLoop() {
       ++stats.flush_seconds_histogram[bucket];
       visible_epoch.fetch_add(1);
       cv.notify_all();
+      if (options.on_publish) {
+        lock.unlock();
+        options.on_publish();
+        lock.lock();
+      }
     } else if (!closed || !st.IsInvalid()) {
       if (st.code() == StatusCode::kFenced) {
         FailWrites(st);

@@ -55,6 +55,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -103,6 +104,9 @@ struct ShardWriterOptions {
   bool start_flusher = true;
   /// Maintained index definitions (DESIGN.md §5); SetIndexes changes them later.
   std::vector<index::IndexSpec> indexes;
+  /// Called (from the flusher thread, no lock held) after each flush publishes an SSTable: the
+  /// table wakes its compactor. Must not call back into this writer's write path.
+  std::function<void()> on_publish;
   /// The table's base (src/base/ opens it from the table manifest): the oldest source of every
   /// view, marked at write time like the other tiers. Null: no base.
   std::shared_ptr<BaseSource> base;

@@ -415,6 +415,9 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
                           base::BaseTable::Open(store_, prefix_, stored, layout.storage_schema,
                                                 layout.key_columns, options->indexes, compaction_));
   options->base = base->source();
+  options->on_publish = [weak = std::weak_ptr<base::BaseTable>(base)] {
+    if (auto b = weak.lock()) b->Notify();
+  };
   options->max_l0_sstables = compaction_.background ? compaction_.l0_stop_count : 0;
   auto it = stored.compacted_generation().find(shard_id);
   options->compacted_generation = it == stored.compacted_generation().end() ? 0 : it->second;

@@ -60,6 +60,8 @@ class FlushRouteTest : public ::testing::Test {
     o.port = 0;
     o.threads = 6;
     o.shard.max_memtable_rows = 256;  // small MemTables: seals all the time
+    // Writers never wait for compaction here: every flush/ finds rows to seal.
+    o.compaction.l0_stop_count = 0;
     auto s = HttpServer::Start(o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(*s);
@@ -133,9 +135,16 @@ TEST_F(FlushRouteTest, FlushReturnsUnderSustainedInsertsAndDescribeListsIt) {
       if (st["generation"].get<uint64_t>() == g) listed = true;
       sstable_rows += st["rows"].get<int64_t>();
     }
+    // The background compactor may have moved it into the base already.
+    const json& base = dj["base"];
+    const std::string shard_id = shard["shard_id"].get<std::string>();
+    if (base["compacted_generation"].contains(shard_id) &&
+        base["compacted_generation"][shard_id].get<uint64_t>() >= g) {
+      listed = true;
+    }
     EXPECT_TRUE(listed) << "generation " << g << " not in " << d->body;
-    // Every row acknowledged before the flush request is in an SSTable.
-    EXPECT_GE(sstable_rows, acked_before);
+    // Every row acknowledged before the flush request is in an SSTable or the base.
+    EXPECT_GE(sstable_rows + base["rows"].get<int64_t>(), acked_before);
     EXPECT_GE(shard["writer_epoch"].get<uint64_t>(), 1u);
     EXPECT_TRUE(shard["active"].contains("age_ms"));
     EXPECT_EQ(shard["indexes"][0]["kind"], "PK");
@@ -201,6 +210,69 @@ TEST_F(FlushRouteTest, DeleteByPredicateAndErrors) {
   auto q = Post(*c2, "/v1/table/t/count_rows/", R"({"predicate":"id = 5"})");
   ASSERT_TRUE(q && q->status == 200);
   EXPECT_EQ(json::parse(q->body).get<int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace strata::server
+
+namespace strata::server {
+namespace {
+
+// compact/ (DESIGN.md §7): compacts the flushed SSTables into the base, answers what it did,
+// and mem_wal/describe/ then shows the base; bad bodies are 400 naming the field.
+TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
+  auto c = Client();
+  auto created =
+      Post(*c, "/v1/table/t/create/", Stream(0, 100), "application/vnd.apache.arrow.stream");
+  ASSERT_TRUE(created && created->status == 200);
+  ASSERT_EQ(Post(*c, "/v1/table/t/flush/", "{}")->status, 200);
+  auto ins = Post(*c, "/v1/table/t/insert/", Stream(100, 50), "application/vnd.apache.arrow.stream");
+  ASSERT_TRUE(ins && ins->status == 200);
+  ASSERT_EQ(Post(*c, "/v1/table/t/flush/", "{}")->status, 200);
+
+  auto bad = Post(*c, "/v1/table/t/compact/", "{\"timeout_ms\": -1}");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_NE(bad->body.find("timeout_ms"), std::string::npos) << bad->body;
+
+  auto r = Post(*c, "/v1/table/t/compact/", "");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = json::parse(r->body);
+  EXPECT_EQ(j["compacted_generations"], json::array({1, 2})) << r->body;
+  EXPECT_EQ(j["sstables_remaining"].get<int64_t>(), 0);
+  EXPECT_EQ(j["base_version"].get<int64_t>(), 1);
+  EXPECT_EQ(j["rows_written"].get<int64_t>(), 150);
+  EXPECT_EQ(Count(*c), 150);
+
+  auto d = Post(*c, "/v1/table/t/mem_wal/describe/", "");
+  ASSERT_TRUE(d && d->status == 200);
+  json dj = json::parse(d->body);
+  EXPECT_TRUE(dj["shards"][0]["sstables"].empty()) << d->body;
+  EXPECT_EQ(dj["base"]["rows"].get<int64_t>(), 150);
+  EXPECT_EQ(dj["base"]["fragments"].get<int64_t>(), 1);
+  EXPECT_EQ(dj["base"]["version"].get<int64_t>(), 1);
+  const std::string shard_id = dj["shards"][0]["shard_id"].get<std::string>();
+  EXPECT_EQ(dj["base"]["compacted_generation"][shard_id].get<int64_t>(), 2);
+
+  // Nothing left: a no-op answer.
+  auto again = Post(*c, "/v1/table/t/compact/", "{}");
+  ASSERT_TRUE(again && again->status == 200);
+  EXPECT_TRUE(json::parse(again->body)["compacted_generations"].empty());
+
+  auto m = c->Get("/metrics");
+  ASSERT_TRUE(m && m->status == 200);
+  EXPECT_NE(m->body.find("strata_compactions_total{database=\"default\",table=\"t\"} 1"),
+            std::string::npos);
+  EXPECT_NE(m->body.find("strata_base_rows{database=\"default\",table=\"t\"} 150"),
+            std::string::npos);
+
+  // Restart: the rows are read from the base.
+  server_->Stop();
+  server_.reset();
+  Start();
+  auto c2 = Client();
+  EXPECT_EQ(Count(*c2), 150);
 }
 
 }  // namespace
