@@ -74,7 +74,7 @@ format::BaseTable BaseTable::state() const {
 
 void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcFn gc) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable()) return;
+  if (thread_.joinable() || stop_) return;
   shard_ = shard;
   commit_ = std::move(commit);
   gc_ = std::move(gc);
@@ -82,12 +82,17 @@ void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcF
 }
 
 void BaseTable::Stop() {
+  // Callers may race (Drop on two threads, Drop and Overwrite): one joins, the others wait for
+  // it here, so every caller returns only once the thread has ended.
+  std::lock_guard<std::mutex> stopping(stop_mu_);
+  std::thread thread;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
     cv_.notify_all();
+    thread = std::move(thread_);
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread.joinable()) thread.join();
   // A compaction running on another thread (compact/) finishes before Stop returns.
   std::lock_guard<std::mutex> work(work_mu_);
 }

@@ -36,7 +36,9 @@
 //
 // Locks: `work_mu_` serialises everything that changes the base indexes or appends rows
 // (Compact, index builds): a second Compact while one runs fails Busy. `mu_` guards `state_`,
-// `specs_` and the maintenance thread's flags; never held across I/O.
+// `specs_`, the maintenance thread's flags and `thread_`; never held across I/O. `stop_mu_`
+// serialises Stop (held while joining the thread; taken before mu_ and work_mu_, never by the
+// maintenance thread), so concurrent Stop calls never join twice and all return after the join.
 // Thread-safety: every public method may be called from any thread.
 #pragma once
 
@@ -147,7 +149,9 @@ class BaseTable {
   /// Runs `gc` now under the work lock (no compaction runs meanwhile) and counts it in stats.
   /// Errors: AlreadyExists when a compaction runs; gc's.
   Result<GcStats> RunGc(const GcFn& gc);
-  /// Stops and joins the maintenance thread (a compaction in progress finishes first).
+  /// Stops and joins the maintenance thread (a compaction in progress finishes first). May be
+  /// called from several threads at once and more than once; call it without the table's lock
+  /// (the thread may be waiting for it in CommitFn). No thread starts after it.
   void Stop();
   /// Wakes the maintenance thread (after a flush, or a definition change).
   void Notify();
@@ -185,6 +189,7 @@ class BaseTable {
   CompactionOptions options_;
   std::shared_ptr<shard::BaseSource> source_;
 
+  std::mutex stop_mu_;  // serialises Stop (see file comment)
   std::mutex work_mu_;  // serialises compactions and index builds (see file comment)
   mutable std::mutex mu_;
   std::condition_variable cv_;           // with mu_: Notify, Stop
@@ -198,7 +203,7 @@ class BaseTable {
   shard::ShardWriter* shard_ = nullptr;  // set by StartMaintenance
   CommitFn commit_;                      // set by StartMaintenance
   GcFn gc_;                              // set by StartMaintenance
-  std::thread thread_;
+  std::thread thread_;                   // guarded by mu_ (joined by Stop under stop_mu_)
 };
 
 /// "{table_prefix}/data" (fragments are SSTable-format directories under it).

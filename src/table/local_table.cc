@@ -374,14 +374,15 @@ std::vector<IndexStatus> LocalTable::ListIndexes() const {
 }
 
 Status LocalTable::Drop() {
-  std::shared_ptr<base::BaseTable> base;
-  {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    base = base_;
-  }
-  base->Stop();  // without mu_: its thread may be waiting for it
   std::unique_lock<std::shared_mutex> lock(mu_);
-  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  for (;;) {
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    std::shared_ptr<base::BaseTable> base = base_;
+    lock.unlock();
+    base->Stop();  // without mu_: its thread may be waiting for it
+    lock.lock();
+    if (base_ == base) break;  // else an Overwrite / RewriteColumns replaced it meanwhile
+  }
   dropped_ = true;
   shard_->close();
   STRATA_ASSIGN_OR_RETURN(auto versions, store_->List(prefix_ + "/_versions/"));

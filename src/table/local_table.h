@@ -99,7 +99,9 @@ class LocalTable : public Table {
   /// Marks the table dropped (later calls fail NotFound), closes the shard writer and removes
   /// its files: manifests
   /// first, oldest version first (so a crash mid-drop never exposes an older version), then
-  /// everything else under the prefix.
+  /// everything else under the prefix. First stops the current base's maintenance thread
+  /// with mu_ released (again if an overwrite swapped the base in meanwhile), so no base
+  /// thread outlives the drop.
   Status Drop();
 
   /// Object-store prefix of the table ("{database_dir}/{table_dir}").

@@ -308,7 +308,7 @@ TEST(Compaction, CompactWhileAnotherRunsIsBusyAndEmptyL0IsANoOp) {
   Fixture f;
   ASSERT_NO_FATAL_FAILURE(f.Open(true));
   auto r = f.Compact();
-  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->compacted_generations.empty());
   EXPECT_EQ(r->sstables_remaining, 0);
   Model m;
