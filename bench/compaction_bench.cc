@@ -230,7 +230,10 @@ int main(int argc, char** argv) {
   auto table =
       std::move(catalog->CreateTable("default", "bench", Schema(), {}, table::CreateMode::kCreate))
           .value();
-  if (!table->CreateIndex(Hnsw()).ok()) return 1;
+  if (Status st = table->CreateIndex(Hnsw()).status(); !st.ok()) {
+    std::fprintf(stderr, "create index: %s\n", st.ToString().c_str());
+    return 1;
+  }
   Vectors vecs, probe;
   std::vector<PutSample> puts;
   std::atomic<bool> compacting{false};
@@ -332,7 +335,16 @@ int main(int argc, char** argv) {
     auto live_batches = std::move(shard::LiveBatches(*snap.shard)).value();
     for (const auto& b : live_batches) {
       for (int64_t off = 0; off < b->num_rows(); off += kBatch) {
-        if (!ft->Insert({b->Slice(off, std::min(kBatch, b->num_rows() - off))}).ok()) return 1;
+        const auto slice = b->Slice(off, std::min(kBatch, b->num_rows() - off));
+        Status st = ft->Insert({slice}).status();
+        while (st.code() == StatusCode::kBackpressure) {  // L0 at its stop count: retry
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          st = ft->Insert({slice}).status();
+        }
+        if (!st.ok()) {
+          std::fprintf(stderr, "fresh insert: %s\n", st.ToString().c_str());
+          return 1;
+        }
       }
     }
     if (!ft->Flush(Clock::now() + std::chrono::minutes(10)).ok()) return 1;

@@ -165,6 +165,23 @@ bool BaseTable::BuildMissingIndexes() {
     specs = specs_;
     state = state_;
   }
+  // Nothing to build (every definition has a complete index, or the base is empty): do not
+  // take the work lock, so a compaction started meanwhile is not refused as busy.
+  auto complete = [&] {
+    const int64_t rows = source_->rows();
+    if (rows == 0) return true;
+    const auto built = source_->indexes();
+    for (const auto& spec : specs) {
+      bool have = false;
+      for (const auto& i : built) {
+        have |=
+            i->spec().name == spec.name && i->spec().uuid == spec.uuid && i->rows_indexed() >= rows;
+      }
+      if (!have) return false;
+    }
+    return true;
+  };
+  if (complete()) return false;
   std::lock_guard<std::mutex> work(work_mu_);
   bool did = false;
   const shard::BaseSource::State st = source_->CurrentState();
@@ -253,6 +270,7 @@ void BaseTable::MaintenanceLoop() {
       gc_due = false;
       last_gc = shard::Clock::now();
     } else if (!r.status().IsAlreadyExists()) {
+      gc_due = false;  // retried at gc_interval, not at every poll
       last_gc = shard::Clock::now();
       spdlog::warn("table '{}': garbage collection failed: {}", table_prefix_,
                    r.status().ToString());

@@ -27,7 +27,7 @@
 // bytes per row), swaps the copies in, then hands the new BaseTable to `commit`, which commits
 // the table manifest and installs it in the shard's read view (ShardWriter::InstallCompaction)
 // atomically for readers. Puts and reads never wait for it: it reads a snapshot and holds no
-// shard lock while it builds (writes wait only when L0 reaches l0_stop_count).
+// shard lock while it builds.
 //
 // Opening: fragments and deletion vectors are read at Open (rows visible at once; the base
 // scans exactly until its indexes are ready); index checkpoints are loaded, and rows they do
@@ -69,9 +69,6 @@ struct CompactionOptions {
   int64_t l0_trigger_count = 4;
   /// ...or when their bytes reach this.
   int64_t l0_trigger_bytes = 512ll << 20;
-  /// Backpressure: writes wait while this many SSTables wait (shard option max_l0_sstables;
-  /// only with the background compactor, which is what lowers it; 0 = never).
-  int64_t l0_stop_count = 8;
   /// Rows taken per compaction at most (whole SSTables; at least one SSTable).
   int64_t max_rows_per_compaction = 1000000;
   /// An index is checkpointed once the rows it does not cover reach max(this, rows covered).

@@ -133,12 +133,6 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))
       ->capture_default_str();
   serve
-      ->add_option("--compaction-l0-stop", compaction.l0_stop_count,
-                   "Backpressure: writes wait while this many SSTables wait for compaction (0 = "
-                   "never)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
-      ->capture_default_str();
-  serve
       ->add_option("--compaction-max-rows", compaction.max_rows_per_compaction,
                    "Rows one compaction takes at most (whole SSTables, at least one)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))

@@ -57,7 +57,6 @@ void Add(shard::ShardWriterStats& to, const shard::ShardWriterStats& s) {
   to.flush_failures += s.flush_failures;
   to.backpressure_waits += s.backpressure_waits;
   to.backpressure_timeouts += s.backpressure_timeouts;
-  to.l0_stalls += s.l0_stalls;
   to.wal_entries += s.wal_entries;
   to.wal_appends += s.wal_appends;
   to.wal_fsyncs += s.wal_fsyncs;
@@ -223,10 +222,6 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
     out.push_back(std::move(f));
     out.push_back(std::move(g));
   }
-  out.push_back(TableCounter(tables, "strata_l0_stalls_total",
-                             help("Writes that waited because L0 held max_l0_sstables SSTables "
-                                  "waiting for compaction (--compaction-l0-stop)."),
-                             &S::l0_stalls));
   out.push_back(TableGauge(tables, "strata_table_rows",
                            "Live rows of the table (newest version per key, deletes applied).",
                            &TableStats::rows));

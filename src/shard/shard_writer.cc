@@ -463,22 +463,12 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   // Backpressure: wait (without holding mu) until the unflushed set is under the limits.
   if (OverLimit()) {
     ++stats.backpressure_waits;
-    if (L0Over()) ++stats.l0_stalls;
     const Deadline deadline = Clock::now() + options.write_stall_timeout;
     while (OverLimit()) {
       // Make the active MemTable flushable so the stall can clear.
-      if (!L0Over() && active->rows > 0 && frozen.empty()) {
-        STRATA_RETURN_IF_ERROR(SealActive());
-      }
+      if (active->rows > 0 && frozen.empty()) STRATA_RETURN_IF_ERROR(SealActive());
       if (cv.wait_until(lock, deadline) == std::cv_status::timeout && OverLimit()) {
         ++stats.backpressure_timeouts;
-        if (L0Over()) {
-          return Status::Backpressure("shard '" + shard_id + "': writes stalled for " +
-                                      std::to_string(options.write_stall_timeout.count()) +
-                                      " ms: " + std::to_string(sstables.size()) +
-                                      " SSTables wait for compaction (max_l0_sstables " +
-                                      std::to_string(options.max_l0_sstables) + "); retry later");
-        }
         return Status::Backpressure("shard '" + shard_id + "': writes stalled for " +
                                     std::to_string(options.write_stall_timeout.count()) +
                                     " ms: " + std::to_string(UnflushedBytes()) +

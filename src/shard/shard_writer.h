@@ -88,10 +88,6 @@ struct ShardWriterOptions {
   int64_t max_unflushed_bytes = 1ll << 30;
   /// Backpressure: puts wait while this many MemTables are frozen (0 = no limit).
   int64_t max_frozen_memtables = 0;
-  /// Backpressure: puts wait while this many published SSTables wait for compaction into the
-  /// base (L0; 0 = no limit). Set by the table from its compaction options
-  /// (base::CompactionOptions::l0_stop_count) when a background compactor runs.
-  int64_t max_l0_sstables = 0;
   /// A put waiting for backpressure longer than this fails with Backpressure.
   std::chrono::milliseconds write_stall_timeout{10000};
   int64_t max_wal_entry_bytes = 8ll << 20;             // group-commit entry size cap
@@ -183,7 +179,6 @@ struct ShardDescription {
 struct ShardWriterStats {
   uint64_t puts = 0, rows = 0, seals = 0, flushes = 0, flush_failures = 0;
   uint64_t backpressure_waits = 0, backpressure_timeouts = 0;
-  uint64_t l0_stalls = 0;  // backpressure waits that began with L0 at max_l0_sstables
   uint64_t wal_entries = 0, wal_appends = 0, wal_fsyncs = 0;
   double flush_seconds_total = 0;
   /// WAL entries by appends grouped into them (wal::WalWriterStats::group_size_histogram):

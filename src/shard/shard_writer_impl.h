@@ -112,13 +112,7 @@ struct ShardWriter::Impl {
     for (const auto& f : frozen) b += f->mt->total_bytes();
     return b;
   }
-  /// L0 at its limit: puts wait for a compaction (sealing would only add an SSTable).
-  bool L0Over() const {
-    return options.max_l0_sstables > 0 &&
-           static_cast<int64_t>(sstables.size()) >= options.max_l0_sstables;
-  }
   bool OverLimit() const {
-    if (L0Over()) return true;
     // An empty active MemTable with nothing frozen has nothing to flush: its bytes (an index's
     // preallocation) cannot be reduced by waiting, so they never stall a put.
     if (active->rows == 0 && frozen.empty()) return false;

@@ -419,7 +419,6 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
   options->on_publish = [weak = std::weak_ptr<base::BaseTable>(base)] {
     if (auto b = weak.lock()) b->Notify();
   };
-  options->max_l0_sstables = compaction_.background ? compaction_.l0_stop_count : 0;
   auto it = stored.compacted_generation().find(shard_id);
   options->compacted_generation = it == stored.compacted_generation().end() ? 0 : it->second;
   return base;

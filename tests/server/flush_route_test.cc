@@ -60,8 +60,6 @@ class FlushRouteTest : public ::testing::Test {
     o.port = 0;
     o.threads = 6;
     o.shard.max_memtable_rows = 256;  // small MemTables: seals all the time
-    // Writers never wait for compaction here: every flush/ finds rows to seal.
-    o.compaction.l0_stop_count = 0;
     auto s = HttpServer::Start(o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
     server_ = std::move(*s);

@@ -52,13 +52,19 @@ base::CompactionOptions CrashCompaction() {
   if (!catalog.ok()) _exit(2);
   auto table =
       (*catalog)->CreateTable("default", "crash t", TestSchema(), {}, CreateMode::kExistOk);
-  if (!table.ok()) _exit(3);
+  if (!table.ok()) {
+    std::fprintf(stderr, "child: open: %s\n", table.status().ToString().c_str());
+    _exit(3);
+  }
   std::atomic<int64_t> next{first_id};
   auto loop = [&](int t) {
     for (int64_t i = 0;; ++i) {
       const int64_t n = 1 + ((i + t) % 4);
       const int64_t first = next.fetch_add(n);
-      if (!(*table)->Insert({MakeBatch(first, n)}).ok()) _exit(4);
+      if (auto r = (*table)->Insert({MakeBatch(first, n)}); !r.ok()) {
+        std::fprintf(stderr, "child: insert: %s\n", r.status().ToString().c_str());
+        _exit(4);
+      }
       for (int64_t id = first; id < first + n; ++id) {
         if (::write(fd, &id, sizeof(id)) != sizeof(id)) _exit(5);
       }
@@ -97,7 +103,12 @@ TEST(CrashTest, AcknowledgedRowsSurviveSigkill) {
     // Wait for the first acknowledgement (the child is up), then kill at a random moment.
     std::set<int64_t> acked;
     int64_t v;
-    ASSERT_EQ(::read(fds[0], &v, sizeof(v)), static_cast<ssize_t>(sizeof(v))) << "cycle " << cycle;
+    if (::read(fds[0], &v, sizeof(v)) != static_cast<ssize_t>(sizeof(v))) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      FAIL() << "cycle " << cycle << ": the child exited before its first acknowledgement (exit "
+             << (WIFEXITED(status) ? WEXITSTATUS(status) : -1) << ")";
+    }
     acked.insert(v);
     std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 120));
     ASSERT_EQ(::kill(pid, SIGKILL), 0);
