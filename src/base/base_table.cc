@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "format/deletion_vector.h"
+#include "format/ids.h"
 #include "index/column_index.h"
 #include "sstable/sstable_reader.h"
 
@@ -157,6 +158,42 @@ Status BaseTable::WaitIndexesReady(shard::Deadline deadline) {
   return Status::OK();
 }
 
+void BaseTable::Checkpoint(const index::ColumnIndex& idx, int64_t rows) {
+  CommitFn commit;
+  format::BaseTable next;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    commit = commit_;
+    next = state_;
+  }
+  if (commit == nullptr) return;
+  auto bytes = idx.Serialize();
+  if (!bytes.ok()) return;
+  const std::string rel = "_indices/" + idx.spec().uuid + "/" + format::RandomHex(16) + ".idx";
+  if (Status st = store_->PutIfAbsent(table_prefix_ + "/" + rel, *bytes); !st.ok()) {
+    spdlog::warn("base index '{}': checkpoint not written: {}", idx.spec().name, st.ToString());
+    return;
+  }
+  format::BaseIndexCheckpoint* c = nullptr;
+  for (int i = 0; i < next.indexes_size(); ++i) {
+    if (next.indexes(i).name() == idx.spec().name) c = next.mutable_indexes(i);
+  }
+  if (c == nullptr) c = next.add_indexes();
+  c->set_name(idx.spec().name);
+  c->set_uuid(idx.spec().uuid);
+  c->set_path(rel);
+  c->set_rows(rows);
+  c->set_bytes(static_cast<int64_t>(bytes->size()));
+  Status st = commit(next, [] { return Status::OK(); });
+  if (!st.ok()) {
+    spdlog::warn("base index '{}': checkpoint not committed: {}", idx.spec().name, st.ToString());
+    if (st.code() != StatusCode::kInternal) (void)store_->Remove(table_prefix_ + "/" + rel);
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  state_ = next;
+}
+
 bool BaseTable::BuildMissingIndexes() {
   std::vector<index::IndexSpec> specs;
   format::BaseTable state;
@@ -238,6 +275,7 @@ bool BaseTable::BuildMissingIndexes() {
       spdlog::error("base index '{}' not built: {}", spec.name, s.ToString());
       continue;
     }
+    if (st.rows - covered >= options_.min_checkpoint_rows) Checkpoint(*idx, st.rows);
     source_->SetIndex(std::move(idx));
   }
   return did;
@@ -294,7 +332,9 @@ void BaseTable::MaintenanceLoop() {
     lock.unlock();
     if (background && shard_ != nullptr && CompactionDue(*shard_)) {
       auto r = Compact(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
-      if (r.ok() && !r->compacted_generations.empty()) gc_due = true;
+      // Collect right away: while compaction lags, a trigger fires on every turn, and GC
+      // waiting for an idle turn would keep superseded checkpoints and WAL meanwhile.
+      if (r.ok() && !r->compacted_generations.empty()) run_gc();
       if (!r.ok() && !r.status().IsAlreadyExists()) {
         spdlog::warn("table '{}': background compaction failed: {}", table_prefix_,
                      r.status().ToString());

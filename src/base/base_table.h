@@ -177,6 +177,10 @@ class BaseTable {
   void MaintenanceLoop();
   /// Loads checkpoints / builds missing indexes (holds work_mu_). Returns true when it did work.
   bool BuildMissingIndexes();
+  /// Writes a checkpoint of `idx` (covering base rows [0, rows)) and commits it in a table
+  /// manifest (so a restart loads it instead of rebuilding the index). Best effort: failures
+  /// are logged. Holds work_mu_.
+  void Checkpoint(const index::ColumnIndex& idx, int64_t rows);
   Result<CompactionResult> CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
                                          shard::Deadline deadline);
 

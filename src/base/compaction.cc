@@ -38,7 +38,8 @@ Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const Com
                                             shard::Deadline deadline) {
   std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);
   if (!work.owns_lock()) {
-    return Status::AlreadyExists("a compaction of this table is already running");
+    return Status::AlreadyExists(
+        "a compaction or base index build of this table is already running");
   }
   {
     std::lock_guard<std::mutex> lock(mu_);

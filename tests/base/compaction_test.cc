@@ -14,6 +14,7 @@
 #include "../io/storage_test_util.h"
 #include "../live_rows_util.h"
 #include "arrow/builder.h"
+#include "format/table_manifest.h"
 #include "io/fault_injecting_store.h"
 #include "io/local_object_store.h"
 #include "table/local_catalog.h"
@@ -408,6 +409,54 @@ TEST(Compaction, StaleWriterResumingAfterGcNeverAcknowledges) {
   old_table.reset();
   old_catalog.reset();
   ASSERT_NO_FATAL_FAILURE(f.Open(false, co));
+  EXPECT_EQ(Read(*f.table), m);
+}
+
+}  // namespace
+}  // namespace strata::base
+
+namespace strata::base {
+namespace {
+
+// An index created after the rows were compacted is built over the base by the maintenance
+// thread and checkpointed (committed in the table manifest), so a restart loads it instead of
+// rebuilding it.
+TEST(Compaction, IndexBuiltOverTheBaseIsCheckpointed) {
+  Fixture f;
+  ASSERT_NO_FATAL_FAILURE(f.Open(true));
+  Model m;
+  f.Put(Range(0, 200), 3, &m);
+  f.Flush();
+  ASSERT_TRUE(f.Compact().ok());
+  index::IndexSpec bt;
+  bt.kind = index::IndexKind::kBTree;
+  bt.column = "v";
+  bt.name = "v_idx";
+  bt.requested_type = "BTREE";
+  ASSERT_TRUE(f.table->CreateIndex(bt).ok());
+  auto ready = [&] {
+    for (int i = 0; i < 400; ++i) {
+      auto d = f.table->DescribeBase();
+      if (d && !d->indexes.empty() && d->indexes[0].rows_indexed == 200) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  };
+  ASSERT_TRUE(ready());
+  const std::string prefix = table::LocalCatalog::TablePrefix("default", "kv");
+  std::optional<format::TableManifest> manifest;
+  for (int i = 0; i < 400; ++i) {  // the checkpoint commit follows the build
+    manifest = *format::LoadLatestTableManifest(*f.local, prefix);
+    if (manifest && manifest->base().indexes_size() == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(manifest.has_value());
+  ASSERT_EQ(manifest->base().indexes_size(), 1);
+  EXPECT_EQ(manifest->base().indexes(0).name(), "v_idx");
+  EXPECT_EQ(manifest->base().indexes(0).rows(), 200);
+  EXPECT_TRUE(f.local->Head(prefix + "/" + manifest->base().indexes(0).path()).ok());
+  ASSERT_NO_FATAL_FAILURE(f.Open(false));
+  ASSERT_TRUE(ready());
   EXPECT_EQ(Read(*f.table), m);
 }
 
