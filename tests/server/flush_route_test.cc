@@ -224,7 +224,8 @@ TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
       Post(*c, "/v1/table/t/create/", Stream(0, 100), "application/vnd.apache.arrow.stream");
   ASSERT_TRUE(created && created->status == 200);
   ASSERT_EQ(Post(*c, "/v1/table/t/flush/", "{}")->status, 200);
-  auto ins = Post(*c, "/v1/table/t/insert/", Stream(100, 50), "application/vnd.apache.arrow.stream");
+  auto ins =
+      Post(*c, "/v1/table/t/insert/", Stream(100, 50), "application/vnd.apache.arrow.stream");
   ASSERT_TRUE(ins && ins->status == 200);
   ASSERT_EQ(Post(*c, "/v1/table/t/flush/", "{}")->status, 200);
 
