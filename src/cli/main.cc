@@ -162,6 +162,21 @@ int main(int argc, char** argv) {
                    "Garbage collection runs after each compaction and at least this often")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
+  // Storage failures (DESIGN.md §4 "Storage failures"): free-space floor, writer recovery.
+  serve
+      ->add_option("--min-free-bytes", opts.min_free_bytes,
+                   "Refuse writes (507 insufficient_storage) while the data directory's "
+                   "filesystem has less free space than this; flush, compaction and GC keep "
+                   "running. -1 = 256 MiB or 5% of the filesystem, whichever is smaller; 0 = off")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
+      ->capture_default_str();
+  int64_t recovery_max_backoff_ms = opts.recovery.max_backoff.count();
+  serve
+      ->add_option("--recovery-max-backoff-ms", recovery_max_backoff_ms,
+                   "A shard writer poisoned by a storage error is reopened in the background, "
+                   "retrying with a backoff doubling from 250 ms up to this")
+      ->check(CLI::Range(int64_t{250}, int64_t{1} << 30))
+      ->capture_default_str();
   bool no_background_compaction = false;
   serve->add_flag("--no-background-compaction", no_background_compaction,
                   "Compact only on POST /v1/table/{name}/compact/");
@@ -173,6 +188,7 @@ int main(int argc, char** argv) {
   compaction.gc_interval = std::chrono::seconds(gc_interval_s);
   shard.max_memtable_age = std::chrono::milliseconds(max_memtable_age_ms);
   shard.write_stall_timeout = std::chrono::milliseconds(write_stall_timeout_ms);
+  opts.recovery.max_backoff = std::chrono::milliseconds(recovery_max_backoff_ms);
 
   if (serve->parsed()) {
     strata::Status st = strata::server::RunServer(opts);

@@ -26,6 +26,8 @@ const char* StatusCodeName(StatusCode code) {
       return "Backpressure";
     case StatusCode::kWriterPoisoned:
       return "WriterPoisoned";
+    case StatusCode::kInsufficientStorage:
+      return "InsufficientStorage";
     case StatusCode::kTimeout:
       return "Timeout";
     case StatusCode::kInternal:

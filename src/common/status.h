@@ -13,18 +13,19 @@ namespace strata {
 /// Error categories. Each maps to one REST error code (PROTOCOL.md §0).
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,  // bad input: names the field and the limit (HTTP 400)
-  kNotFound,         // table / index / file missing (HTTP 404)
-  kAlreadyExists,    // name taken (put_if_absent, create table)
-  kIOError,          // filesystem or object-store failure
-  kCorruption,       // stored or received bytes fail validation
-  kNotSupported,     // valid input Strata does not handle (yet)
-  kPayloadTooLarge,  // request exceeds a size limit (HTTP 413)
-  kFenced,           // another writer owns the shard (HTTP 409)
-  kBackpressure,     // retryable: writes stalled (HTTP 503)
-  kWriterPoisoned,   // persistent storage failure (HTTP 503)
-  kTimeout,          // deadline passed (HTTP 504)
-  kInternal,         // bug: an invariant did not hold (HTTP 500)
+  kInvalidArgument,      // bad input: names the field and the limit (HTTP 400)
+  kNotFound,             // table / index / file missing (HTTP 404)
+  kAlreadyExists,        // name taken (put_if_absent, create table)
+  kIOError,              // filesystem or object-store failure
+  kCorruption,           // stored or received bytes fail validation
+  kNotSupported,         // valid input Strata does not handle (yet)
+  kPayloadTooLarge,      // request exceeds a size limit (HTTP 413)
+  kFenced,               // another writer owns the shard (HTTP 409)
+  kBackpressure,         // retryable: writes stalled (HTTP 503)
+  kWriterPoisoned,       // persistent storage failure (HTTP 503)
+  kInsufficientStorage,  // free space below the write floor; retryable (HTTP 507)
+  kTimeout,              // deadline passed (HTTP 504)
+  kInternal,             // bug: an invariant did not hold (HTTP 500)
 };
 
 /// Name of a code, e.g. "InvalidArgument".
@@ -50,6 +51,9 @@ class [[nodiscard]] Status {
   static Status Backpressure(std::string m) { return {StatusCode::kBackpressure, std::move(m)}; }
   static Status WriterPoisoned(std::string m) {
     return {StatusCode::kWriterPoisoned, std::move(m)};
+  }
+  static Status InsufficientStorage(std::string m) {
+    return {StatusCode::kInsufficientStorage, std::move(m)};
   }
   static Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }

@@ -31,6 +31,8 @@ HttpError MapStatus(const Status& status) {
       return {503, "backpressure"};
     case StatusCode::kWriterPoisoned:
       return {503, "writer_poisoned"};
+    case StatusCode::kInsufficientStorage:
+      return {507, "insufficient_storage"};
     case StatusCode::kTimeout:
       return {504, "flush_timeout"};
     case StatusCode::kIOError:
@@ -59,6 +61,8 @@ void SendError(httplib::Response& res, const Status& status) {
   const HttpError e = MapStatus(status);
   SendError(res, e.status, e.code, status.message());
   if (status.code() == StatusCode::kBackpressure) res.set_header("Retry-After", "1");
+  // Space comes back when flush, compaction and GC free it, or an operator does.
+  if (status.code() == StatusCode::kInsufficientStorage) res.set_header("Retry-After", "5");
 }
 
 }  // namespace strata::server

@@ -14,9 +14,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->ctx_.options = options;
+  shard::ShardWriterOptions shard_options = options.shard;
+  if (options.min_free_bytes != 0) {
+    shard_options.free_space =
+        io::FreeSpaceFloor::ForDirectory(options.data_dir, options.min_free_bytes);
+  }
   STRATA_ASSIGN_OR_RETURN(
       server->ctx_.catalog,
-      table::Catalog::Open(options.data_dir, options.shard, options.compaction));
+      table::Catalog::Open(options.data_dir, shard_options, options.compaction, options.recovery));
 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   // Each keep-alive connection holds a worker while it is open, so keep a generous pool.
@@ -67,6 +72,7 @@ std::string HttpServer::url() const {
 void HttpServer::Stop() { Stop(std::chrono::milliseconds::max()); }
 
 bool HttpServer::Stop(std::chrono::milliseconds timeout) {
+  ctx_.shutting_down.store(true);
   if (!listener_.joinable()) return true;
   const auto start = std::chrono::steady_clock::now();
   bool stop_sent = false;

@@ -234,6 +234,11 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
     res.status = 200;
     res.set_content("ok", "text/plain");
   });
+  // Exempt from API keys like /healthz (probes), but details only for a valid key.
+  svr.Get("/readyz", [&ctx, keys](const httplib::Request& req, httplib::Response& res) {
+    HandleReadyz(ctx, req, res,
+                 !keys->enabled() || keys->Matches(req.get_header_value(kApiKeyHeader)));
+  });
   svr.Get("/metrics", [&ctx](const httplib::Request& req, httplib::Response& res) {
     HandleMetrics(ctx, req, res);
   });
@@ -260,7 +265,8 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
         res.set_header(kRequestIdHeader, request_id);
         // API keys before anything else, so no body byte of an unauthenticated request is
         // read (PROTOCOL.md §0 rule 2). Never echo or log the presented key.
-        if (keys->enabled() && !(req.method == "GET" && RawPath(req) == "/healthz") &&
+        if (keys->enabled() &&
+            !(req.method == "GET" && (RawPath(req) == "/healthz" || RawPath(req) == "/readyz")) &&
             !keys->Matches(req.get_header_value(kApiKeyHeader))) {
           SendError(res, 401, "unauthorized",
                     std::string(req.has_header(kApiKeyHeader) ? "invalid" : "missing") +

@@ -28,6 +28,14 @@ struct TableRequest {
   std::string_view body_view() const { return body->view(); }
 };
 
+/// GET /readyz (routes_health.cc): whether this server is ready for reads and for writes,
+/// with the reasons it is not (shutting down, free space below the floor, a poisoned or
+/// fenced shard writer and since when). 200 when ready for reads and writes (`?for=reads`:
+/// when ready for reads), else 503. `detailed` false (API keys set, no valid key presented):
+/// reasons name no table and carry no error message.
+void HandleReadyz(ServerContext& ctx, const httplib::Request& req, httplib::Response& res,
+                  bool detailed);
+
 /// GET /v1/table/?limit=N&page_token=NAME -> {"tables":[...], "page_token"?}.
 void HandleListTables(ServerContext& ctx, const httplib::Request& req, httplib::Response& res);
 

@@ -93,6 +93,7 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
   nlohmann::json shards = nlohmann::json::array();
+  const table::WriterRecoveryInfo recovery = (*t)->RecoveryInfo();
   for (const auto& d : (*t)->DescribeShards()) {
     nlohmann::json frozen = nlohmann::json::array();
     for (const auto& f : d.frozen) {
@@ -115,6 +116,14 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
                       {"replay_after_wal_entry_position", d.replay_after_wal_entry_position},
                       {"wal_entry_position_last_seen", d.wal_entry_position_last_seen},
                       {"state", d.state},
+                      {"state_reason", d.state_reason},
+                      {"state_age_ms", d.state_age_ms},
+                      {"recovery",
+                       {{"attempts", recovery.attempts},
+                        {"recoveries", recovery.recoveries},
+                        {"last_error", recovery.last_error},
+                        {"next_attempt_ms", recovery.next_attempt_ms},
+                        {"last_recovery_ms", recovery.last_recovery_ms}}},
                       {"active",
                        {{"generation", d.active.generation},
                         {"rows", d.active.rows},
@@ -125,6 +134,11 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
                       {"indexes", indexes}});
   }
   nlohmann::json out = {{"shards", shards}};
+  if (auto disk = ctx.catalog->FreeSpace()) {
+    out["disk"] = {{"free_bytes", disk->free_bytes},      {"total_bytes", disk->total_bytes},
+                   {"min_free_bytes", disk->floor_bytes}, {"below_floor", disk->below},
+                   {"state_age_ms", disk->since_ms},      {"writes_refused", disk->refusals}};
+  }
   if (auto b = (*t)->DescribeBase()) {
     nlohmann::json compacted = nlohmann::json::object();
     for (const auto& [shard, g] : b->compacted_generation) compacted[shard] = g;

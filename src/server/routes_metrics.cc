@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "server/server_context.h"
@@ -47,6 +48,9 @@ struct TableStats {
   double version = 0;
   base::BaseStats base;    // compaction counters and base size (Table::DescribeBase)
   double l0_sstables = 0;  // published SSTables not yet compacted, over the shards
+  table::WriterRecoveryInfo recovery;
+  /// Per shard: (shard id, state, seconds in it).
+  std::vector<std::tuple<std::string, std::string, double>> shard_states;
 };
 
 void Add(shard::ShardWriterStats& to, const shard::ShardWriterStats& s) {
@@ -57,6 +61,7 @@ void Add(shard::ShardWriterStats& to, const shard::ShardWriterStats& s) {
   to.flush_failures += s.flush_failures;
   to.backpressure_waits += s.backpressure_waits;
   to.backpressure_timeouts += s.backpressure_timeouts;
+  to.space_refusals += s.space_refusals;
   to.wal_entries += s.wal_entries;
   to.wal_appends += s.wal_appends;
   to.wal_fsyncs += s.wal_fsyncs;
@@ -104,7 +109,9 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
     if (auto b = open.table->DescribeBase()) t.base = b->stats;
     for (const auto& d : open.table->DescribeShards()) {
       t.l0_sstables += static_cast<double>(d.sstables.size());
+      t.shard_states.emplace_back(d.shard_id, d.state, d.state_age_ms / 1000.0);
     }
+    t.recovery = open.table->RecoveryInfo();
     tables.push_back(std::move(t));
   }
   using S = shard::ShardWriterStats;
@@ -173,6 +180,50 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
   out.push_back(TableCounter(tables, "strata_backpressure_timeouts_total",
                              help("Writes refused after waiting write_stall_timeout for flushes."),
                              &S::backpressure_timeouts));
+  out.push_back(TableCounter(tables, "strata_writes_refused_low_space_total",
+                             help("Writes refused (507) while free space was below the floor "
+                                  "(--min-free-bytes)."),
+                             &S::space_refusals));
+  {
+    // One series per shard and state the writer can be in: 1 for its current state.
+    MetricFamily f{"strata_shard_writer_state",
+                   "1 for the state a shard writer is in (open, poisoned, fenced, closed), "
+                   "0 for the others.",
+                   MetricType::kGauge,
+                   {}};
+    MetricFamily g{"strata_shard_writer_state_seconds",
+                   "Seconds the shard writer has been in its current state.",
+                   MetricType::kGauge,
+                   {}};
+    for (const TableStats& t : tables) {
+      for (const auto& [shard_id, state, seconds] : t.shard_states) {
+        std::vector<Label> labels = t.labels;
+        labels.push_back({"shard", shard_id});
+        g.samples.push_back({"", labels, seconds});
+        for (const char* st : {"open", "poisoned", "fenced", "closed"}) {
+          std::vector<Label> l = labels;
+          l.push_back({"state", st});
+          f.samples.push_back({"", l, state == st ? 1.0 : 0.0});
+        }
+      }
+    }
+    out.push_back(std::move(f));
+    out.push_back(std::move(g));
+    MetricFamily a{"strata_writer_recovery_attempts_total",
+                   "Background reopen attempts of poisoned shard writers (failed ones included).",
+                   MetricType::kCounter,
+                   {}};
+    MetricFamily r{"strata_writer_recoveries_total",
+                   "Poisoned shard writers reopened in the background (writes resumed).",
+                   MetricType::kCounter,
+                   {}};
+    for (const TableStats& t : tables) {
+      a.samples.push_back({"", t.labels, static_cast<double>(t.recovery.attempts)});
+      r.samples.push_back({"", t.labels, static_cast<double>(t.recovery.recoveries)});
+    }
+    out.push_back(std::move(a));
+    out.push_back(std::move(r));
+  }
   auto base_counter = [&](const char* name, const char* text, auto get) {
     MetricFamily f{name, help(text), MetricType::kCounter, {}};
     for (const TableStats& t : tables) {
@@ -229,6 +280,17 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
                            &TableStats::version));
   out.push_back(Gauge("strata_open_tables", "Tables held open by the server.",
                       static_cast<double>(tables.size())));
+  if (auto disk = catalog.FreeSpace(); disk && disk->free_bytes >= 0) {
+    out.push_back(Gauge("strata_disk_free_bytes",
+                        "Free bytes of the data directory's filesystem (statvfs f_bavail).",
+                        static_cast<double>(disk->free_bytes)));
+    out.push_back(Gauge("strata_disk_min_free_bytes",
+                        "The free-space floor (--min-free-bytes): writes are refused below it.",
+                        static_cast<double>(disk->floor_bytes)));
+    out.push_back(Gauge("strata_disk_below_floor",
+                        "1 while free space is below the floor (writes refused), else 0.",
+                        disk->below ? 1.0 : 0.0));
+  }
   return out;
 }
 

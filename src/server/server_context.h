@@ -3,6 +3,7 @@
 // (table::Catalog: every method may run concurrently).
 #pragma once
 
+#include <atomic>
 #include <memory>
 
 #include "server/server_metrics.h"
@@ -16,6 +17,8 @@ struct ServerContext {
   std::unique_ptr<table::Catalog> catalog;
   /// Live HTTP and query metrics (GET /metrics); internally locked.
   std::shared_ptr<ServerMetrics> metrics = std::make_shared<ServerMetrics>();
+  /// Set when the server starts stopping (GET /readyz answers not ready from then on).
+  std::atomic<bool> shutting_down{false};
 };
 
 }  // namespace strata::server

@@ -87,6 +87,7 @@ std::string HttpActionLabel(const httplib::Request& req) {
   std::string_view path = RawPath(req);
   if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   if (path == "/healthz") return "healthz";
+  if (path == "/readyz") return "readyz";
   if (path == "/metrics") return "metrics";
   if (path == "/v1/table" || path == "/v1/namespace/$/table/list" ||
       path == "/v1/namespace/%24/table/list") {

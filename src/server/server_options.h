@@ -7,6 +7,7 @@
 
 #include "base/base_table.h"
 #include "shard/shard_writer.h"
+#include "table/writer_recovery.h"
 
 namespace strata::server {
 
@@ -53,6 +54,12 @@ struct ServerOptions {
   shard::ShardWriterOptions shard;
   /// Compaction of every table's SSTables into its base (DESIGN.md §7): triggers and limits.
   base::CompactionOptions compaction;
+  /// Free-space floor of the data directory in bytes (--min-free-bytes): below it writes are
+  /// refused with 507 insufficient_storage. -1 = the default (io/free_space.h: 256 MiB, at
+  /// most 5% of the filesystem); 0 = no floor.
+  int64_t min_free_bytes = -1;
+  /// Background reopening of poisoned shard writers (table/writer_recovery.h).
+  table::RecoveryOptions recovery;
 
   // --- Operations (api_keys.h, request_dedupe.h, request_log.h) ---
   /// Keys of --api-key (repeatable); united with STRATA_API_KEYS when the server starts. When

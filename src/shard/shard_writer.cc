@@ -456,9 +456,16 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   PutResult result;
   for (const auto& b : storage_rows) result.num_rows += b->num_rows();
   for (const auto& b : user_rows) result.num_rows += b->num_rows();
+  // The free-space floor first, without mu (a statvfs): nothing is written below it.
+  Status space = result.num_rows > 0 && options.free_space != nullptr ? options.free_space->Check()
+                                                                      : Status::OK();
   std::unique_lock<std::mutex> lock(mu);
   STRATA_RETURN_IF_ERROR(CheckWritable());
   if (result.num_rows == 0) return result;
+  if (!space.ok()) {
+    ++stats.space_refusals;
+    return space;
+  }
 
   // Backpressure: wait (without holding mu) until the unflushed set is under the limits.
   if (OverLimit()) {
@@ -837,7 +844,9 @@ void ShardWriter::Impl::FlusherLoop() {
                       g->generation, st.ToString());
         sticky = Status::WriterPoisoned(
             "shard '" + shard_id + "': flush of generation " + std::to_string(g->generation) +
-            " failed after retries: " + st.ToString() + "; reopen the table to recover");
+            " failed after retries: " + st.ToString() +
+            "; the shard is reopened in the background once the store takes writes again");
+        state_since = Clock::now();
         cv.notify_all();
       }
     }
@@ -1173,6 +1182,9 @@ ShardDescription ShardWriter::Describe() const {
             : s.sticky.code() == StatusCode::kFenced         ? "fenced"
             : s.sticky.code() == StatusCode::kWriterPoisoned ? "poisoned"
                                                              : "open";
+  d.state_reason = s.sticky.message();
+  d.state_age_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - s.state_since).count();
   return d;
 }
 

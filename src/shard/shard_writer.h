@@ -16,7 +16,8 @@
 //             OPEN --WAL entry failed / flush failed for good--> POISONED;
 //             any --close()--> CLOSED. FENCED and POISONED are sticky: every later put and
 //             every waiter fails (Fenced / WriterPoisoned); reads keep working; reopening the
-//             shard (a new ShardWriter) recovers from the WAL.
+//             shard (a new ShardWriter) recovers from the WAL. The table does that by itself
+//             for a poisoned writer once the store takes writes again (table/writer_recovery.h).
 //
 // Ordering invariants (all enforced under `mu_`):
 //  - A put appends its rows to the active MemTable and enqueues its WAL append in one critical
@@ -67,6 +68,7 @@
 #include "arrow/type.h"
 #include "common/status.h"
 #include "index/index_spec.h"
+#include "io/free_space.h"
 #include "io/object_store.h"
 #include "shard/base_source.h"
 #include "shard/source_view.h"
@@ -109,6 +111,10 @@ struct ShardWriterOptions {
   /// The table manifest's compacted_generation for this shard: published SSTables of this
   /// generation or older are in the base and are not opened.
   uint64_t compacted_generation = 0;
+  /// The store's free-space floor (io/free_space.h; null = none): Put, Delete and Apply fail
+  /// with InsufficientStorage while free space is below it (nothing written). Flushes, the
+  /// WAL's fence sentinel and compaction are never refused: they are what frees space.
+  std::shared_ptr<io::FreeSpaceFloor> free_space;
 };
 
 /// What a compaction publishes into a shard's read view (InstallCompaction).
@@ -172,13 +178,16 @@ struct ShardDescription {
   std::vector<MemTableInfo> frozen;   // oldest first
   std::vector<SSTableInfo> sstables;  // ascending generation
   std::vector<IndexInfo> indexes;
-  std::string state;  // "open", "fenced", "poisoned", "closed"
+  std::string state;         // "open", "fenced", "poisoned", "closed"
+  std::string state_reason;  // the sticky error's message ("" when open)
+  int64_t state_age_ms = 0;  // milliseconds since the writer opened or entered `state`
 };
 
 /// Counters for metrics and tests.
 struct ShardWriterStats {
   uint64_t puts = 0, rows = 0, seals = 0, flushes = 0, flush_failures = 0;
   uint64_t backpressure_waits = 0, backpressure_timeouts = 0;
+  uint64_t space_refusals = 0;  // writes refused below the free-space floor
   uint64_t wal_entries = 0, wal_appends = 0, wal_fsyncs = 0;
   double flush_seconds_total = 0;
   /// WAL entries by appends grouped into them (wal::WalWriterStats::group_size_histogram):

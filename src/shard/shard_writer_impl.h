@@ -62,10 +62,12 @@ struct ShardWriter::Impl {
   /// Newest generation compacted into the base (SSTables <= it are not in `sstables`).
   uint64_t compacted_generation = 0;  // guarded by mu
   Status sticky;                      // guarded by mu: Fenced / WriterPoisoned
-  bool closed = false;                // guarded by mu
-  uint64_t next_rowid = 0;            // guarded by mu
-  ShardWriterStats stats;             // guarded by mu
-  int64_t nondurable_pending = 0;     // guarded by mu: non-durable appends the syncer owes
+  /// When the writer opened, or `sticky` was set (describe's state_age_ms).
+  std::chrono::steady_clock::time_point state_since = std::chrono::steady_clock::now();  // mu
+  bool closed = false;             // guarded by mu
+  uint64_t next_rowid = 0;         // guarded by mu
+  ShardWriterStats stats;          // guarded by mu
+  int64_t nondurable_pending = 0;  // guarded by mu: non-durable appends the syncer owes
 
   std::thread flusher;
   std::thread syncer;  // non-durable mode only
@@ -145,8 +147,10 @@ struct ShardWriter::Impl {
                               st.message() + ")");
     } else {
       sticky = Status::WriterPoisoned("shard '" + shard_id + "' writer poisoned: " + st.ToString() +
-                                      "; reopen the table to recover");
+                                      "; the shard is reopened in the background once the store "
+                                      "takes writes again");
     }
+    state_since = std::chrono::steady_clock::now();
     cv.notify_all();
   }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "common/status.h"
 #include "shard/shard_writer.h"
 #include "table/table.h"
+#include "table/writer_recovery.h"
 
 namespace strata::table {
 
@@ -32,9 +34,12 @@ class Catalog {
   /// `shard_options` (MemTable sizes, durability, backpressure; the primary key comes from
   /// each table's manifest) and every table's base `compaction` (triggers, limits).
   /// Errors: IOError.
+  /// `recovery`: how a poisoned shard writer is reopened in the background
+  /// (table/writer_recovery.h). `shard_options.free_space`: the store's free-space floor.
   static Result<std::unique_ptr<Catalog>> Open(const std::string& root_dir,
                                                shard::ShardWriterOptions shard_options = {},
-                                               base::CompactionOptions compaction = {});
+                                               base::CompactionOptions compaction = {},
+                                               RecoveryOptions recovery = {});
 
   /// Table names of `database`, sorted ascending (empty when the database does not exist).
   virtual Result<std::vector<std::string>> ListTables(const std::string& database) = 0;
@@ -69,6 +74,9 @@ class Catalog {
   /// database then name; tables on disk never touched since start are not listed (GET
   /// /metrics). Default: none.
   virtual std::vector<OpenTable> OpenTables() { return {}; }
+
+  /// The store's free-space floor state (null when the store has none).
+  virtual std::optional<io::FreeSpaceState> FreeSpace() const { return std::nullopt; }
 };
 
 }  // namespace strata::table

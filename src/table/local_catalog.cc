@@ -12,10 +12,33 @@ namespace strata::table {
 
 Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& root_dir,
                                                shard::ShardWriterOptions shard_options,
-                                               base::CompactionOptions compaction) {
+                                               base::CompactionOptions compaction,
+                                               RecoveryOptions recovery) {
   STRATA_ASSIGN_OR_RETURN(auto store, io::LocalObjectStore::Open(root_dir));
   return std::unique_ptr<Catalog>(
-      new LocalCatalog(std::move(store), std::move(shard_options), compaction));
+      new LocalCatalog(std::move(store), std::move(shard_options), compaction, recovery));
+}
+
+LocalCatalog::LocalCatalog(std::shared_ptr<io::ObjectStore> store,
+                           shard::ShardWriterOptions shard_options,
+                           base::CompactionOptions compaction, RecoveryOptions recovery)
+    : store_(std::move(store)), shard_options_(std::move(shard_options)), compaction_(compaction) {
+  supervisor_ = std::make_unique<TableSupervisor>(
+      [this] {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::vector<std::shared_ptr<LocalTable>> out;
+        out.reserve(open_.size());
+        for (const auto& [key, t] : open_) out.push_back(t);
+        return out;
+      },
+      shard_options_.free_space, recovery);
+}
+
+LocalCatalog::~LocalCatalog() { supervisor_.reset(); }
+
+std::optional<io::FreeSpaceState> LocalCatalog::FreeSpace() const {
+  if (shard_options_.free_space == nullptr) return std::nullopt;
+  return shard_options_.free_space->state();
 }
 
 std::string LocalCatalog::TablePrefix(const std::string& database, const std::string& name) {

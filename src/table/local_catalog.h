@@ -18,17 +18,19 @@
 #include "io/object_store.h"
 #include "table/catalog.h"
 #include "table/local_table.h"
+#include "table/supervisor.h"
 
 namespace strata::table {
 
 class LocalCatalog : public Catalog {
  public:
+  /// Starts the supervisor (table/supervisor.h): free-space floor refresh and the recovery of
+  /// poisoned shard writers.
   explicit LocalCatalog(std::shared_ptr<io::ObjectStore> store,
                         shard::ShardWriterOptions shard_options = {},
-                        base::CompactionOptions compaction = {})
-      : store_(std::move(store)),
-        shard_options_(std::move(shard_options)),
-        compaction_(compaction) {}
+                        base::CompactionOptions compaction = {}, RecoveryOptions recovery = {});
+  /// Stops the supervisor before the tables close.
+  ~LocalCatalog() override;
 
   Result<std::vector<std::string>> ListTables(const std::string& database) override;
   Result<std::shared_ptr<Table>> CreateTable(const std::string& database, const std::string& name,
@@ -47,6 +49,7 @@ class LocalCatalog : public Catalog {
                      const std::string& to) override;
   /// Defined in local_catalog_metrics.cc; takes mu_.
   std::vector<OpenTable> OpenTables() override;
+  std::optional<io::FreeSpaceState> FreeSpace() const override;
 
   /// Object-store prefix of a table: "{EncodeNameForDir(database)}/{EncodeNameForDir(name)}".
   static std::string TablePrefix(const std::string& database, const std::string& name);
@@ -61,6 +64,8 @@ class LocalCatalog : public Catalog {
   const base::CompactionOptions compaction_;
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<LocalTable>> open_;  // mu_
+  /// Declared last: destroyed (thread joined) first.
+  std::unique_ptr<TableSupervisor> supervisor_;
 };
 
 }  // namespace strata::table

@@ -34,6 +34,7 @@
 #include "io/object_store.h"
 #include "shard/shard_writer.h"
 #include "table/table.h"
+#include "table/writer_recovery.h"
 
 namespace strata::table {
 
@@ -104,6 +105,18 @@ class LocalTable : public Table {
   /// thread outlives the drop.
   Status Drop();
 
+  // Recovery of a poisoned shard writer: defined in writer_recovery.cc (see its header).
+  /// Reopens the shard when its writer is poisoned: probe write, then (holding write_mu_
+  /// exclusively, so writes wait) a new base and ShardWriter swapped in under mu_. Returns
+  /// true when it reopened, false when there was nothing to do (not poisoned, dropped or
+  /// replaced meanwhile). Errors: the probe's or the reopen's (the poisoned writer stays; the
+  /// old base's maintenance thread stays stopped until a reopen succeeds).
+  Result<bool> RecoverWriter();
+  /// The supervisor's tick (table/supervisor.h): when the writer is poisoned and an attempt is
+  /// due (backoff), RecoverWriter; logs the poison once and the recovery once.
+  void Supervise(RecoveryBackoff::Clock::time_point now, const RecoveryOptions& options);
+  WriterRecoveryInfo RecoveryInfo() const override;
+
   /// Object-store prefix of the table ("{database_dir}/{table_dir}").
   const std::string& prefix() const { return prefix_; }
   /// Id of the shard currently holding the rows.
@@ -167,6 +180,8 @@ class LocalTable : public Table {
   std::atomic<int64_t> last_commit_micros_{0};
   /// Records a commit at the current time in last_commit_micros_.
   void NoteCommit();
+  /// Backoff and counters of RecoverWriter (internally locked).
+  RecoveryBackoff recovery_;
 };
 
 }  // namespace strata::table

@@ -125,9 +125,22 @@ struct BaseDescription {
   base::BaseStats stats;
 };
 
+/// Automatic recovery of a poisoned shard writer (table/writer_recovery.h), for describe,
+/// /metrics and /readyz.
+struct WriterRecoveryInfo {
+  uint64_t attempts = 0;          // reopen attempts since start (failed ones included)
+  uint64_t recoveries = 0;        // successful reopens since start
+  std::string last_error;         // why the newest failed attempt failed ("" = none since success)
+  int64_t next_attempt_ms = -1;   // milliseconds to the next attempt (-1 = none scheduled)
+  int64_t last_recovery_ms = -1;  // duration of the newest successful recovery, from poison
+};
+
 class Table {
  public:
   virtual ~Table() = default;
+
+  /// The writer-recovery state (default: never recovers).
+  virtual WriterRecoveryInfo RecoveryInfo() const { return {}; }
 
   /// Runs one bounded compaction of the table's SSTables into its base now (compact/).
   /// Errors: AlreadyExists "already running"; NotSupported; the compaction's.

@@ -13,7 +13,8 @@
 //    next WAL append finds its position taken by the second's fence sentinel.
 //  - flush_timeout: flush/ with timeout_ms 1 right after a 15 MB insert.
 //  - writer_poisoned: the shard's `wal/` directory is replaced by a regular file, so the next
-//    WAL append fails (ENOTDIR); a restart with the directory restored recovers.
+//    WAL append fails (ENOTDIR); once the directory is restored the server reopens the shard
+//    by itself (no restart).
 //  - internal: the shard manifest files are overwritten with garbage while the server is
 //    stopped; the next open of the table is a Corruption -> 500.
 import { after, before, describe, test } from "node:test";
@@ -406,7 +407,7 @@ describe("writer_poisoned 503 and internal 500 (storage failures)", () => {
     return path.join(root, shards[0]);
   };
 
-  test("writer_poisoned: a WAL append that fails poisons the writer; reads go on; a restart recovers", async () => {
+  test("writer_poisoned: a WAL append that fails poisons the writer; reads go on; /readyz says so; writes resume without a restart", async () => {
     await createNames(server.url, "w", [
       { id: 1, name: "a" },
       { id: 2, name: "b" },
@@ -414,23 +415,50 @@ describe("writer_poisoned 503 and internal 500 (storage failures)", () => {
     const wal = path.join(shardDir("w"), "wal");
     fs.renameSync(wal, `${wal}.saved`);
     fs.writeFileSync(wal, "not a directory");
+    let restored = false;
     try {
       const r = await call(server.url, tp("w", "insert/"), { body: [{ id: 3, name: "c" }] });
       assertError(r, 503, "writer_poisoned", [/poisoned/]);
       const r2 = await call(server.url, tp("w", "update/"), { body: { updates: [["name", "'z'"]], predicate: "id = 1" } });
-      assertError(r2, 503, "writer_poisoned", [], "poisoned is sticky");
+      assertError(r2, 503, "writer_poisoned", [], "poisoned while the WAL directory is broken");
       assert.equal(await countRows(server.url, "w"), 2, "reads keep working; the failed rows are invisible");
       const d = await call(server.url, tp("w", "mem_wal/describe/"));
       assert.equal(d.json.shards[0].state, "poisoned");
-    } finally {
-      await server.stop();
+      assert.match(d.json.shards[0].state_reason, /poisoned/);
+      const ready = await fetch(`${server.url}/readyz`);
+      assert.equal(ready.status, 503);
+      const body = await ready.json();
+      assert.equal(body.reads, true);
+      assert.equal(body.writes, false);
+      const mine = body.reasons.find((x) => x.table === "w");
+      assert.equal(mine.state, "poisoned", JSON.stringify(body));
+      const readsOnly = await fetch(`${server.url}/readyz?for=reads`);
+      assert.equal(readsOnly.status, 200);
+      // The shard is reopened in the background once the WAL directory works again.
       fs.rmSync(wal, { force: true });
       fs.renameSync(`${wal}.saved`, wal);
-      await server.start();
+      restored = true;
+      let ok;
+      for (let i = 0; i < 200; i++) {
+        ok = await call(server.url, tp("w", "insert/"), { body: [{ id: 3, name: "c" }] });
+        if (ok.status === 200) break;
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      assert.equal(ok.status, 200, ok.text);
+      const after = await call(server.url, tp("w", "mem_wal/describe/"));
+      assert.equal(after.json.shards[0].state, "open");
+      assert.equal(after.json.shards[0].recovery.recoveries, 1);
+      assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    } finally {
+      if (!restored) {
+        fs.rmSync(wal, { force: true });
+        fs.renameSync(`${wal}.saved`, wal);
+      }
     }
-    assert.equal(await countRows(server.url, "w"), 2);
-    const ok = await call(server.url, tp("w", "insert/"), { body: [{ id: 3, name: "c" }] });
-    assert.equal(ok.status, 200, ok.text);
+    assert.equal(await countRows(server.url, "w"), 3);
+    // And across a restart: every acknowledged row exactly once.
+    await server.stop();
+    await server.start();
     assert.equal(await countRows(server.url, "w"), 3);
   });
 
@@ -448,5 +476,43 @@ describe("writer_poisoned 503 and internal 500 (storage failures)", () => {
     }
     // Other tables are unaffected.
     assert.equal(await countRows(server.url, "w"), 3);
+  });
+});
+
+describe("insufficient_storage 507 (free space below --min-free-bytes)", () => {
+  let server;
+  before(async () => {
+    // A floor no disk meets: every row write is refused up front.
+    server = await startServer({ extraArgs: ["--min-free-bytes", String(2 ** 50)] });
+  });
+  after(async () => {
+    if (server) await server.cleanup();
+  });
+
+  test("writes are refused with 507 naming the floor and change nothing; reads, flush and /readyz report it", async () => {
+    // Creating an empty table writes only manifests (not refused).
+    const empty = await call(server.url, tp("s", "create/"), { body: nameStream([]) });
+    assert.equal(empty.status, 200, empty.text);
+    const r = await call(server.url, tp("s", "insert/"), { body: [{ id: 1, name: "a" }] });
+    assertError(r, 507, "insufficient_storage", [/below the floor of 1125899906842624 bytes/, /--min-free-bytes/]);
+    assert.equal(r.headers.get("retry-after"), "5");
+    assert.equal(await countRows(server.url, "s"), 0, "nothing written");
+    const flush = await call(server.url, tp("s", "flush/"), { body: {} });
+    assert.equal(flush.status, 200, flush.text);
+    const d = await call(server.url, tp("s", "mem_wal/describe/"));
+    assert.equal(d.json.shards[0].state, "open", "refused, not poisoned");
+    assert.equal(d.json.disk.below_floor, true);
+    assert.equal(d.json.disk.min_free_bytes, 2 ** 50);
+    assert.ok(d.json.disk.writes_refused >= 1);
+    const ready = await fetch(`${server.url}/readyz`);
+    assert.equal(ready.status, 503);
+    const body = await ready.json();
+    assert.equal(body.writes, false);
+    assert.equal(body.reads, true);
+    assert.equal(body.reasons[0].state, "below_free_space_floor");
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    assert.match(metrics, /^strata_disk_below_floor 1$/m);
+    assert.match(metrics, /^strata_writes_refused_low_space_total\{database="errs",table="s"\} [1-9]/m);
+    assert.match(metrics, /^strata_shard_writer_state\{database="errs",table="s",shard="[^"]+",state="open"\} 1$/m);
   });
 });
