@@ -28,7 +28,7 @@ std::shared_ptr<FreeSpaceFloor> FreeSpaceFloor::ForDirectory(const std::string& 
 FreeSpaceFloor::FreeSpaceFloor(Probe probe, int64_t floor_bytes, std::string where)
     : probe_(std::move(probe)),
       where_(std::move(where)),
-      floor_bytes_(floor_bytes < 0 ? 0 : floor_bytes),
+      floor_bytes_(floor_bytes < 0 ? DefaultFloor(0) : floor_bytes),
       floor_default_(floor_bytes < 0),
       since_(std::chrono::steady_clock::now()) {
   state_.floor_bytes = floor_bytes_;
@@ -55,9 +55,9 @@ bool FreeSpaceFloor::ProbeLocked(int64_t* free_bytes) {
   }
   probe_failed_logged_ = false;
   if (floor_default_) {
+    // Derived again at every probe: a filesystem grown (or shrunk) moves the default.
     floor_bytes_ = DefaultFloor(space->total_bytes);
     state_.floor_bytes = floor_bytes_;
-    floor_default_ = false;
   }
   state_.free_bytes = space->free_bytes;
   state_.total_bytes = space->total_bytes;
@@ -85,7 +85,7 @@ bool FreeSpaceFloor::ProbeLocked(int64_t* free_bytes) {
 
 Status FreeSpaceFloor::Check() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (floor_bytes_ == 0 && !floor_default_) return Status::OK();
+  if (floor_bytes_ == 0) return Status::OK();  // disabled: no probe on the write path
   int64_t free_bytes = 0;
   if (!ProbeLocked(&free_bytes)) return Status::OK();
   ++state_.refusals;
@@ -98,8 +98,7 @@ Status FreeSpaceFloor::Check() {
 
 void FreeSpaceFloor::Refresh() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (floor_bytes_ == 0 && !floor_default_) return;
-  int64_t free_bytes = 0;
+  int64_t free_bytes = 0;  // probed even when disabled: describe and /metrics report it
   ProbeLocked(&free_bytes);
 }
 

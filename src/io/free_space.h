@@ -45,7 +45,9 @@ class FreeSpaceFloor {
   using Probe = std::function<Result<Space>()>;
 
   /// A floor over the filesystem holding `dir` (statvfs). `floor_bytes` < 0 = the default:
-  /// DefaultFloor(size of the filesystem). 0 disables the floor (Check is always OK).
+  /// DefaultFloor(size of the filesystem), derived again at every probe (a grown filesystem
+  /// moves it). 0 disables the floor: Check is always OK without probing, while Refresh still
+  /// probes so the free space is reported.
   static std::shared_ptr<FreeSpaceFloor> ForDirectory(const std::string& dir, int64_t floor_bytes);
   /// A floor over any probe (tests: a simulated small disk). `where` names it in messages.
   FreeSpaceFloor(Probe probe, int64_t floor_bytes, std::string where);
@@ -71,9 +73,9 @@ class FreeSpaceFloor {
   const Probe probe_;
   const std::string where_;
   mutable std::mutex mu_;
-  int64_t floor_bytes_;   // guarded by mu_ (resolved on the first probe when defaulted)
-  bool floor_default_;    // guarded by mu_: floor_bytes_ still to be derived from the size
-  FreeSpaceState state_;  // guarded by mu_
+  int64_t floor_bytes_;       // guarded by mu_ (derived at every probe when defaulted)
+  const bool floor_default_;  // floor_bytes_ follows DefaultFloor(filesystem size)
+  FreeSpaceState state_;      // guarded by mu_
   std::chrono::steady_clock::time_point since_;  // guarded by mu_
   bool probe_failed_logged_ = false;             // guarded by mu_
 };

@@ -63,6 +63,8 @@ void SendError(httplib::Response& res, const Status& status) {
   if (status.code() == StatusCode::kBackpressure) res.set_header("Retry-After", "1");
   // Space comes back when flush, compaction and GC free it, or an operator does.
   if (status.code() == StatusCode::kInsufficientStorage) res.set_header("Retry-After", "5");
+  // The shard is reopened in the background (table/writer_recovery.h).
+  if (status.code() == StatusCode::kWriterPoisoned) res.set_header("Retry-After", "2");
 }
 
 }  // namespace strata::server

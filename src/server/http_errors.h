@@ -1,8 +1,9 @@
 // Status -> HTTP status and JSON error body (PROTOCOL.md §0 rule 3):
 //   {"error": "<code>", "message": "<human sentence>"}
 // Codes: invalid_input 400 (InvalidArgument, AlreadyExists, NotSupported), table_not_found 404,
-// payload_too_large 413, fenced 409, backpressure 503 (+ Retry-After: 1), writer_poisoned 503,
-// insufficient_storage 507 (+ Retry-After: 5; free space below --min-free-bytes), flush_timeout 504, internal 500 (IOError, Corruption, Internal).
+// payload_too_large 413, fenced 409, backpressure 503 (+ Retry-After: 1), writer_poisoned 503
+// (+ Retry-After: 2; reopened in the background), insufficient_storage 507 (+ Retry-After: 5; free
+// space below --min-free-bytes), flush_timeout 504, internal 500 (IOError, Corruption, Internal).
 // Thread-safety: pure functions.
 #pragma once
 

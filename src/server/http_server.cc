@@ -15,10 +15,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->ctx_.options = options;
   shard::ShardWriterOptions shard_options = options.shard;
-  if (options.min_free_bytes != 0) {
-    shard_options.free_space =
-        io::FreeSpaceFloor::ForDirectory(options.data_dir, options.min_free_bytes);
-  }
+  // Also with the floor off (0): its free space is still reported (describe, /metrics).
+  shard_options.free_space =
+      io::FreeSpaceFloor::ForDirectory(options.data_dir, options.min_free_bytes);
   STRATA_ASSIGN_OR_RETURN(
       server->ctx_.catalog,
       table::Catalog::Open(options.data_dir, shard_options, options.compaction, options.recovery));

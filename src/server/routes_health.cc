@@ -2,6 +2,7 @@
 // GET /healthz (which answers "ok" while the process serves HTTP at all).
 #include <nlohmann/json.hpp>
 
+#include "server/http_errors.h"
 #include "server/routes.h"
 
 namespace strata::server {
@@ -21,6 +22,17 @@ void HandleReadyz(ServerContext& ctx, const httplib::Request& req, httplib::Resp
                        {"free_bytes", disk->free_bytes},
                        {"min_free_bytes", disk->floor_bytes},
                        {"since_ms", disk->since_ms}});
+  }
+  for (const auto& f : ctx.catalog->OpenFailures()) {
+    // Neither reads nor writes of that table work until it opens (retried in the background).
+    reads = writes = false;
+    nlohmann::json r = {{"state", "open_failed"}, {"since_ms", f.since_ms}};
+    if (detailed) {
+      r["database"] = f.database;
+      r["table"] = f.name;
+      r["reason"] = f.status.ToString();
+    }
+    reasons.push_back(std::move(r));
   }
   for (const auto& open : ctx.catalog->OpenTables()) {
     const table::WriterRecoveryInfo recovery = open.table->RecoveryInfo();
@@ -42,7 +54,13 @@ void HandleReadyz(ServerContext& ctx, const httplib::Request& req, httplib::Resp
       reasons.push_back(std::move(r));
     }
   }
-  const bool reads_only = req.get_param_value("for") == "reads";
+  const std::string for_what = req.get_param_value("for");
+  if (!for_what.empty() && for_what != "reads" && for_what != "writes") {
+    return SendError(res, Status::Invalid("readyz: query parameter 'for' must be 'reads' or "
+                                          "'writes' (or absent: both), got '" +
+                                          for_what + "'"));
+  }
+  const bool reads_only = for_what == "reads";
   const bool ready = reads_only ? reads : (reads && writes);
   nlohmann::json out = {
       {"ready", ready}, {"reads", reads}, {"writes", writes}, {"reasons", reasons}};

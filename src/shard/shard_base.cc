@@ -66,13 +66,24 @@ uint64_t ShardWriter::compacted_generation() const {
   return impl_->compacted_generation;
 }
 
+// Besides answering, a lost ownership makes the writer FENCED (sticky, replacing a poison):
+// a poisoned writer whose shard another writer claimed meanwhile must not be reopened by the
+// table's recovery (table/writer_recovery.h), which checks this first.
 Status ShardWriter::CheckOwner() const {
   STRATA_ASSIGN_OR_RETURN(auto latest, impl_->manifests->LoadLatest());
   if (!latest.has_value() || latest->writer_epoch() != impl_->epoch) {
-    return Status::Fenced("shard '" + impl_->shard_id + "': writer epoch " +
-                          std::to_string(impl_->epoch) +
-                          " is no longer the owner (manifest epoch " +
-                          std::to_string(latest.has_value() ? latest->writer_epoch() : 0) + ")");
+    Status fenced =
+        Status::Fenced("shard '" + impl_->shard_id + "': writer epoch " +
+                       std::to_string(impl_->epoch) + " is no longer the owner (manifest epoch " +
+                       std::to_string(latest.has_value() ? latest->writer_epoch() : 0) + ")");
+    Impl& s = *impl_;
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.sticky.code() != StatusCode::kFenced) {
+      s.sticky = fenced;
+      s.state_since = Clock::now();
+      s.cv.notify_all();
+    }
+    return fenced;
   }
   return Status::OK();
 }

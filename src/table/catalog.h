@@ -19,6 +19,14 @@ namespace strata::table {
 
 enum class CreateMode { kCreate, kOverwrite, kExistOk };
 
+/// A table whose open failed (a storage error, a corrupt manifest): not serving (/readyz).
+struct TableOpenFailure {
+  std::string database;
+  std::string name;
+  Status status;         // the newest failure
+  int64_t since_ms = 0;  // milliseconds since the first failure
+};
+
 /// One table the catalog holds open (OpenTables()).
 struct OpenTable {
   std::string database;
@@ -74,6 +82,10 @@ class Catalog {
   /// database then name; tables on disk never touched since start are not listed (GET
   /// /metrics). Default: none.
   virtual std::vector<OpenTable> OpenTables() { return {}; }
+
+  /// Tables whose last open failed (other than NotFound), retried in the background until an
+  /// open succeeds. Default: none.
+  virtual std::vector<TableOpenFailure> OpenFailures() { return {}; }
 
   /// The store's free-space floor state (null when the store has none).
   virtual std::optional<io::FreeSpaceState> FreeSpace() const { return std::nullopt; }

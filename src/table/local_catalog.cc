@@ -1,5 +1,7 @@
 #include "table/local_catalog.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -22,7 +24,10 @@ Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& root_dir,
 LocalCatalog::LocalCatalog(std::shared_ptr<io::ObjectStore> store,
                            shard::ShardWriterOptions shard_options,
                            base::CompactionOptions compaction, RecoveryOptions recovery)
-    : store_(std::move(store)), shard_options_(std::move(shard_options)), compaction_(compaction) {
+    : store_(std::move(store)),
+      shard_options_(std::move(shard_options)),
+      compaction_(compaction),
+      recovery_(recovery) {
   supervisor_ = std::make_unique<TableSupervisor>(
       [this] {
         std::lock_guard<std::mutex> lock(mu_);
@@ -31,10 +36,34 @@ LocalCatalog::LocalCatalog(std::shared_ptr<io::ObjectStore> store,
         for (const auto& [key, t] : open_) out.push_back(t);
         return out;
       },
-      shard_options_.free_space, recovery);
+      [this] { RetryFailedOpens(); }, shard_options_.free_space, recovery);
 }
 
 LocalCatalog::~LocalCatalog() { supervisor_.reset(); }
+
+void LocalCatalog::RetryFailedOpens() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::string, std::string>> due;
+  for (const auto& [key, f] : open_failures_) {
+    if (f.next_retry <= now) due.push_back(key);
+  }
+  for (const auto& [database, name] : due) {
+    auto t = GetLocked(database, name);
+    if (t.ok()) spdlog::info("table '{}' of database '{}' opened", name, database);
+  }
+}
+
+std::vector<TableOpenFailure> LocalCatalog::OpenFailures() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<TableOpenFailure> out;
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [key, f] : open_failures_) {
+    out.push_back({key.first, key.second, f.status,
+                   std::chrono::duration_cast<std::chrono::milliseconds>(now - f.since).count()});
+  }
+  return out;
+}
 
 std::optional<io::FreeSpaceState> LocalCatalog::FreeSpace() const {
   if (shard_options_.free_space == nullptr) return std::nullopt;
@@ -71,6 +100,30 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
   auto key = std::make_pair(database, name);
   auto it = open_.find(key);
   if (it != open_.end()) return it->second;
+  auto opened = OpenLocked(database, name);
+  if (opened.ok() || opened.status().IsNotFound()) {
+    open_failures_.erase(key);
+    return opened;
+  }
+  const auto now = std::chrono::steady_clock::now();
+  auto [f, fresh] = open_failures_.try_emplace(key);
+  if (fresh) {
+    f->second.since = now;
+    f->second.backoff = std::chrono::milliseconds(1000);
+    spdlog::error("table '{}' of database '{}' cannot be opened: {}; retried in the background",
+                  name, database, opened.status().ToString());
+  } else {
+    f->second.backoff = std::min(f->second.backoff * 2,
+                                 std::max(recovery_.max_backoff, std::chrono::milliseconds(1000)));
+  }
+  f->second.status = opened.status();
+  f->second.next_retry = now + f->second.backoff;
+  return opened;
+}
+
+Result<std::shared_ptr<LocalTable>> LocalCatalog::OpenLocked(const std::string& database,
+                                                             const std::string& name) {
+  auto key = std::make_pair(database, name);
   const std::string prefix = TablePrefix(database, name);
   STRATA_ASSIGN_OR_RETURN(auto manifest, format::LoadLatestTableManifest(*store_, prefix));
   // A plain folder name decodes to exactly one table name, so it is authoritative (a rename

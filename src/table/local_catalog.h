@@ -8,6 +8,7 @@
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,20 +51,37 @@ class LocalCatalog : public Catalog {
   /// Defined in local_catalog_metrics.cc; takes mu_.
   std::vector<OpenTable> OpenTables() override;
   std::optional<io::FreeSpaceState> FreeSpace() const override;
+  std::vector<TableOpenFailure> OpenFailures() override;
 
   /// Object-store prefix of a table: "{EncodeNameForDir(database)}/{EncodeNameForDir(name)}".
   static std::string TablePrefix(const std::string& database, const std::string& name);
 
  private:
-  /// The open table, opening it from its manifest when needed. Caller holds mu_.
+  /// The open table, opening it from its manifest when needed; a failed open (other than
+  /// NotFound) is recorded in open_failures_. Caller holds mu_.
   Result<std::shared_ptr<LocalTable>> GetLocked(const std::string& database,
                                                 const std::string& name);
+  Result<std::shared_ptr<LocalTable>> OpenLocked(const std::string& database,
+                                                 const std::string& name);
+  /// The supervisor's tick: opens again the tables whose open failed, each after its backoff
+  /// (1 s doubling up to the recovery's max_backoff), so /readyz recovers with no request.
+  void RetryFailedOpens();
+
+  /// A failed open: since the first failure, the newest error, the next retry.
+  struct OpenFailure {
+    Status status;
+    std::chrono::steady_clock::time_point since;
+    std::chrono::steady_clock::time_point next_retry;
+    std::chrono::milliseconds backoff{0};
+  };
 
   const std::shared_ptr<io::ObjectStore> store_;
   const shard::ShardWriterOptions shard_options_;
   const base::CompactionOptions compaction_;
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<LocalTable>> open_;  // mu_
+  std::map<std::pair<std::string, std::string>, OpenFailure> open_failures_;         // mu_
+  const RecoveryOptions recovery_;
   /// Declared last: destroyed (thread joined) first.
   std::unique_ptr<TableSupervisor> supervisor_;
 };

@@ -182,6 +182,10 @@ class LocalTable : public Table {
   void NoteCommit();
   /// Backoff and counters of RecoverWriter (internally locked).
   RecoveryBackoff recovery_;
+  /// Highest shard writer epoch a reopen attempt may have claimed (guarded by write_mu_,
+  /// held exclusively by RecoverWriter): a failed attempt leaves its claim behind, which is
+  /// not another server's.
+  uint64_t attempt_epoch_ = 0;
 };
 
 }  // namespace strata::table

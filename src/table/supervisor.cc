@@ -2,9 +2,13 @@
 
 namespace strata::table {
 
-TableSupervisor::TableSupervisor(TablesFn tables, std::shared_ptr<io::FreeSpaceFloor> floor,
-                                 RecoveryOptions options)
-    : tables_(std::move(tables)), floor_(std::move(floor)), options_(options) {
+TableSupervisor::TableSupervisor(TablesFn tables, std::function<void()> retry_opens,
+                                 std::shared_ptr<io::FreeSpaceFloor> floor, RecoveryOptions options)
+    : tables_(std::move(tables)),
+      retry_opens_(std::move(retry_opens)),
+      floor_(std::move(floor)),
+      options_(options) {
+  if (floor_) floor_->Refresh();  // describe and /metrics have figures from the start
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -24,6 +28,7 @@ void TableSupervisor::Loop() {
     if (stop_) break;
     lock.unlock();
     if (floor_) floor_->Refresh();
+    if (retry_opens_ && options_.enabled) retry_opens_();
     for (const auto& t : tables_()) {
       t->Supervise(RecoveryBackoff::Clock::now(), options_);
       std::lock_guard<std::mutex> check(mu_);

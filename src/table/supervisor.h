@@ -1,7 +1,8 @@
 // TableSupervisor: the catalog's background thread for storage health (issue 19).
 // Every `options.poll` (200 ms) it refreshes the free-space floor (so entering and leaving it
-// is logged even when no write arrives) and calls LocalTable::Supervise on every open table,
-// which reopens a poisoned shard writer with backoff (table/writer_recovery.h).
+// is logged even when no write arrives), retries opening tables whose open failed, and calls
+// LocalTable::Supervise on every open table, which reopens a poisoned shard writer with
+// backoff (table/writer_recovery.h).
 // Thread-safety: constructed and destroyed by one owner (LocalCatalog); the thread calls only
 // `tables` (which takes the catalog's lock briefly) and the tables' own thread-safe methods.
 #pragma once
@@ -22,9 +23,10 @@ namespace strata::table {
 class TableSupervisor {
  public:
   using TablesFn = std::function<std::vector<std::shared_ptr<LocalTable>>()>;
-  /// Starts the thread. `floor` may be null.
-  TableSupervisor(TablesFn tables, std::shared_ptr<io::FreeSpaceFloor> floor,
-                  RecoveryOptions options);
+  /// Starts the thread. `retry_opens` (may be null) retries tables whose open failed;
+  /// `floor` may be null.
+  TableSupervisor(TablesFn tables, std::function<void()> retry_opens,
+                  std::shared_ptr<io::FreeSpaceFloor> floor, RecoveryOptions options);
   /// Stops and joins the thread (a recovery in progress finishes first).
   ~TableSupervisor();
   TableSupervisor(const TableSupervisor&) = delete;
@@ -34,6 +36,7 @@ class TableSupervisor {
   void Loop();
 
   const TablesFn tables_;
+  const std::function<void()> retry_opens_;
   const std::shared_ptr<io::FreeSpaceFloor> floor_;
   const RecoveryOptions options_;
   std::mutex mu_;

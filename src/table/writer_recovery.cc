@@ -5,19 +5,28 @@
 #include <algorithm>
 #include <mutex>
 
+#include "format/shard_manifest.h"
 #include "index/index_spec.h"
 #include "table/local_table.h"
 
 namespace strata::table {
 
-bool RecoveryBackoff::Due(Clock::time_point now, bool* first) {
+bool RecoveryBackoff::Due(Clock::time_point now, bool* first, const RecoveryOptions& options) {
   std::lock_guard<std::mutex> lock(mu_);
   *first = !poisoned_;
   if (!poisoned_) {
     poisoned_ = true;
     poisoned_at_ = now;
-    next_attempt_ = now;
-    backoff_ = std::chrono::milliseconds(0);
+    if (info_.recoveries > 0 && now - recovered_at_ < kStablePeriod) {
+      // Poisoned again soon after a reopen (a disk that takes a probe but not the next
+      // write): keep backing off instead of reopening at once every time.
+      backoff_ = backoff_.count() == 0 ? options.initial_backoff
+                                       : std::min(backoff_ * 2, options.max_backoff);
+      next_attempt_ = now + backoff_;
+    } else {
+      next_attempt_ = now;
+      backoff_ = std::chrono::milliseconds(0);
+    }
   }
   return now >= next_attempt_;
 }
@@ -43,6 +52,7 @@ int64_t RecoveryBackoff::Succeeded(Clock::time_point now) {
   ++info_.recoveries;
   info_.last_error.clear();
   poisoned_ = false;
+  recovered_at_ = now;
   info_.last_recovery_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(now - poisoned_at_).count();
   return info_.last_recovery_ms;
@@ -77,7 +87,7 @@ void LocalTable::Supervise(RecoveryBackoff::Clock::time_point now, const Recover
     return;
   }
   bool first = false;
-  if (!recovery_.Due(now, &first)) return;
+  if (!recovery_.Due(now, &first, options)) return;
   if (first) {
     spdlog::error(
         "table '{}' shard '{}': writes fail ({}); reopening the shard in the "
@@ -93,6 +103,9 @@ void LocalTable::Supervise(RecoveryBackoff::Clock::time_point now, const Recover
         "table '{}' shard '{}': writer reopened {} ms after it was poisoned; writes "
         "accepted again",
         name_, shard_id, ms);
+  } else if (r.status().code() == StatusCode::kFenced) {
+    recovery_.Healthy();  // not ours to reopen any more
+    spdlog::error("table '{}' shard '{}': not reopened: {}", name_, shard_id, r.status().message());
   } else if (!r.ok()) {
     recovery_.Failed(r.status(), done, options);
     spdlog::debug("table '{}' shard '{}': reopen attempt failed: {}", name_, shard_id,
@@ -110,9 +123,11 @@ Result<bool> LocalTable::RecoverWriter() {
     if (shard_->health().code() != StatusCode::kWriterPoisoned) return false;
     shard_id = shard_->shard_id();
   }
-  // 1. Is the store taking writes again? (Cheap; a reopen reads the whole shard.)
+  // 1. Is the store taking writes again? One MiB, so a disk with only a few KiB left (full,
+  // no floor) does not pass and then fail again at the next write. Cheap next to a reopen.
   const std::string probe = shard::ShardPrefix(prefix_, shard_id) + "/recovery-probe";
-  STRATA_RETURN_IF_ERROR(store_->Put(probe, "probe").WithContext("recovery probe write"));
+  STRATA_RETURN_IF_ERROR(
+      store_->Put(probe, std::string(kProbeBytes, '\0')).WithContext("recovery probe write"));
   STRATA_RETURN_IF_ERROR(store_->Remove(probe).WithContext("recovery probe remove"));
 
   // 2. No row write runs from here to the swap (they would fail on the poisoned writer).
@@ -128,6 +143,23 @@ Result<bool> LocalTable::RecoverWriter() {
     }
     old_base = base_;
   }
+  // Another writer (a second server) may have claimed the shard while this one was poisoned:
+  // then this writer is fenced and is not reopened. Epochs above the writer's own up to
+  // attempt_epoch_ may have been claimed by earlier attempts of this recovery that failed
+  // after their claim (e.g. at the fence sentinel); they are ours.
+  format::ShardManifestStore manifests(store_, shard::ShardPrefix(prefix_, shard_id), shard_id);
+  STRATA_ASSIGN_OR_RETURN(auto latest, manifests.LoadLatest());
+  const uint64_t latest_epoch = latest.has_value() ? latest->writer_epoch() : 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const uint64_t own = shard_->writer_epoch();
+    if (latest_epoch != own && (latest_epoch < own || latest_epoch > attempt_epoch_)) {
+      Status owner = shard_->CheckOwner();  // Fenced, and makes the writer fenced
+      if (owner.ok()) return false;         // read again: ours after all; retry later
+      return owner;
+    }
+  }
+  attempt_epoch_ = std::max(attempt_epoch_, latest_epoch + 1);  // the claim Open makes
   // Without mu_: its thread may be waiting for it in CommitBase. Idempotent, so a failed
   // attempt leaves it stopped and the next attempt stops it again at no cost. Afterwards no
   // compaction can commit, so the table manifest's base stays as read below.

@@ -5,9 +5,11 @@
 // holds; writes fail with WriterPoisoned (503). Before issue 19 only a restart cleared it.
 // Now the catalog's supervisor (table/supervisor.h) notices the poison and the table reopens
 // the shard by the ordinary recovery path, with exponential backoff:
-//   1. probe: put and remove a small object in the shard's folder (is the store taking
+//   1. probe: put and remove a 1 MiB object in the shard's folder (is the store taking
 //      writes again? a full disk, a read-only remount, an object store returning 5xx);
-//   2. stop writes to the table (its write lock), stop the old base's maintenance thread;
+//   2. stop writes to the table (its write lock); check the shard is still this writer's
+//      (ShardWriter::CheckOwner: when another server claimed it meanwhile, the writer becomes
+//      FENCED and is not reopened); stop the old base's maintenance thread;
 //   3. open the base from the table manifest and a new ShardWriter on the same shard: a new
 //      writer epoch (fencing the old writer), replay of the WAL after the manifest's
 //      replay_after_wal_entry_position, a fence sentinel at the WAL tip;
@@ -19,8 +21,9 @@
 // any storage error).
 // Backoff: the first attempt when the poison is first seen, then after initial_backoff,
 // doubling up to max_backoff (250 ms .. 8 s by default), so a store that recovers is written
-// again within max_backoff + one reopen. A fenced writer is never reopened (another writer owns
-// the shard).
+// again within max_backoff + one reopen. A writer poisoned again within kStablePeriod (60 s)
+// of a reopen keeps its backoff (no reopen-fail cycle on a disk that takes the probe but not
+// the next write). A fenced writer is never reopened (another writer owns the shard).
 // Thread-safety: RecoveryBackoff is internally locked (`mu_` guards every field).
 #pragma once
 
@@ -33,6 +36,11 @@
 #include "table/table.h"
 
 namespace strata::table {
+
+/// Bytes of the probe write (step 1).
+inline constexpr size_t kProbeBytes = 1 << 20;
+/// A reopen that held this long resets the backoff.
+inline constexpr std::chrono::seconds kStablePeriod{60};
 
 struct RecoveryOptions {
   bool enabled = true;                             // false: a poisoned writer stays poisoned
@@ -48,7 +56,7 @@ class RecoveryBackoff {
 
   /// Whether an attempt is due at `now` for a poisoned writer. The first call after a healthy
   /// period returns true (and returns `first` = true so the caller logs the poison once).
-  bool Due(Clock::time_point now, bool* first);
+  bool Due(Clock::time_point now, bool* first, const RecoveryOptions& options);
   /// The writer is healthy (or fenced: not ours to recover): the next poison starts afresh.
   void Healthy();
   /// An attempt failed with `error`: the next one is due after the current backoff
@@ -63,6 +71,7 @@ class RecoveryBackoff {
   bool poisoned_ = false;                 // guarded by mu_: a poison is being handled
   Clock::time_point poisoned_at_;         // guarded by mu_
   Clock::time_point next_attempt_;        // guarded by mu_
+  Clock::time_point recovered_at_;        // guarded by mu_: newest successful reopen
   std::chrono::milliseconds backoff_{0};  // guarded by mu_
   WriterRecoveryInfo info_;               // guarded by mu_
 };

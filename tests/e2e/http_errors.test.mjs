@@ -419,6 +419,7 @@ describe("writer_poisoned 503 and internal 500 (storage failures)", () => {
     try {
       const r = await call(server.url, tp("w", "insert/"), { body: [{ id: 3, name: "c" }] });
       assertError(r, 503, "writer_poisoned", [/poisoned/]);
+      assert.equal(r.headers.get("retry-after"), "2");
       const r2 = await call(server.url, tp("w", "update/"), { body: { updates: [["name", "'z'"]], predicate: "id = 1" } });
       assertError(r2, 503, "writer_poisoned", [], "poisoned while the WAL directory is broken");
       assert.equal(await countRows(server.url, "w"), 2, "reads keep working; the failed rows are invisible");
@@ -434,6 +435,8 @@ describe("writer_poisoned 503 and internal 500 (storage failures)", () => {
       assert.equal(mine.state, "poisoned", JSON.stringify(body));
       const readsOnly = await fetch(`${server.url}/readyz?for=reads`);
       assert.equal(readsOnly.status, 200);
+      const bogus = await fetch(`${server.url}/readyz?for=bogus`);
+      assert.equal(bogus.status, 400);
       // The shard is reopened in the background once the WAL directory works again.
       fs.rmSync(wal, { force: true });
       fs.renameSync(`${wal}.saved`, wal);
