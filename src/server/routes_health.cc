@@ -39,6 +39,8 @@ void HandleReadyz(ServerContext& ctx, const httplib::Request& req, httplib::Resp
     for (const auto& d : open.table->DescribeShards()) {
       if (d.state == "open" || d.state == "closed") continue;
       writes = false;
+      // A fenced server's reads are stale: another server writes the shard.
+      if (d.state == "fenced") reads = false;
       nlohmann::json r = {{"state", d.state}, {"since_ms", d.state_age_ms}};
       if (detailed) {
         r["database"] = open.database;
