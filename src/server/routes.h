@@ -31,8 +31,9 @@ struct TableRequest {
 /// GET /readyz (routes_health.cc): whether this server is ready for reads and for writes,
 /// with the reasons it is not (shutting down, free space below the floor, a poisoned or
 /// fenced shard writer, a table that cannot be opened, and since when). 200 when ready for
-/// reads and writes (`?for=reads`: when ready for reads), else 503; 400 for another `for`. `detailed` false (API keys set, no valid key presented):
-/// reasons name no table and carry no error message.
+/// reads and writes (`?for=reads`: when ready for reads), else 503; 400 for another `for`.
+/// `detailed` false (API keys set, no valid key presented): reasons name no table and carry no
+/// error message.
 void HandleReadyz(ServerContext& ctx, const httplib::Request& req, httplib::Response& res,
                   bool detailed);
 
