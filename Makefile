@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
 .PHONY: deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare \
-  soak-diff bench-read-view bench-replay bench-compaction bench-l0
+  soak-diff bench-read-view bench-replay bench-compaction bench-l0 bench-query
 
 deps:
 	@bash scripts/install-deps
@@ -116,6 +116,13 @@ bench-l0: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target l0_bench
 	$(BUILD)/l0_bench
+
+# Filtered vector search at every selectivity, in-process (issue 20): q/s against unfiltered
+# and recall@10 per filter, with the planner's choice (bench/filtered_search_bench.cc).
+bench-query: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target filtered_search_bench
+	$(BUILD)/filtered_search_bench
 
 bench-read-view: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release

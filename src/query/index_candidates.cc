@@ -183,6 +183,16 @@ void SortUnique(std::vector<int64_t>* v) {
 
 }  // namespace
 
+int ResolveFilterColumn(const arrow::Schema& schema, const Expr& e) {
+  return ResolveColumn(schema, e);
+}
+
+std::optional<FilterColumnCompare> AsFilterColumnCompare(const Expr& e) {
+  auto c = AsColumnCompare(e);
+  if (!c) return std::nullopt;
+  return FilterColumnCompare{c->column, c->op, c->literal};
+}
+
 void FlattenAnd(const filter::ExprPtr& e, std::vector<const Expr*>* out) {
   if (e->kind == ExprKind::kAnd) {
     for (const auto& c : e->children) FlattenAnd(c, out);
@@ -194,7 +204,8 @@ void FlattenAnd(const filter::ExprPtr& e, std::vector<const Expr*>* out) {
 std::optional<std::vector<int64_t>> IndexCandidates(const arrow::Schema& schema,
                                                     const shard::SourceView& source,
                                                     const std::vector<const Expr*>& conjuncts,
-                                                    std::string* how) {
+                                                    std::string* how, int64_t max_btree_rows,
+                                                    int64_t* btree_count) {
   // 1. Point lookup on the whole primary key.
   if (source.find_key && !source.key_columns.empty()) {
     const size_t nkey = source.key_columns.size();
@@ -321,6 +332,51 @@ std::optional<std::vector<int64_t>> IndexCandidates(const arrow::Schema& schema,
   const index::BTreeIndex& bt = *best.index->btree();
   const arrow::DataType& type = *schema.field(best.index->column())->type;
   const Expr& c = *best.conjunct;
+  if (max_btree_rows < std::numeric_limits<int64_t>::max()) {
+    // Count first: a broad conjunct is not worth materialising.
+    const int64_t limit = max_btree_rows + 1;
+    std::optional<int64_t> count;
+    if (auto cc = AsColumnCompare(c)) {
+      if (auto key = EncodeLiteral(type, *cc->literal)) {
+        switch (cc->op) {
+          case CompareOp::kEq:
+            count = bt.CountIn({*key});
+            break;
+          case CompareOp::kNe:
+            count = bt.CountNotEqual(*key, limit);
+            break;
+          case CompareOp::kLt:
+            count = bt.CountRange(std::nullopt, index::KeyBound{*key, false}, limit);
+            break;
+          case CompareOp::kLe:
+            count = bt.CountRange(std::nullopt, index::KeyBound{*key, true}, limit);
+            break;
+          case CompareOp::kGt:
+            count = bt.CountRange(index::KeyBound{*key, false}, std::nullopt, limit);
+            break;
+          case CompareOp::kGe:
+            count = bt.CountRange(index::KeyBound{*key, true}, std::nullopt, limit);
+            break;
+        }
+      }
+    } else if (c.kind == ExprKind::kBetween && c.children.size() == 3 &&
+               c.children[1]->kind == ExprKind::kLiteral &&
+               c.children[2]->kind == ExprKind::kLiteral) {
+      auto lo = EncodeLiteral(type, c.children[1]->literal);
+      auto hi = EncodeLiteral(type, c.children[2]->literal);
+      if (lo && hi) {
+        count = bt.CountRange(index::KeyBound{*lo, true}, index::KeyBound{*hi, true}, limit);
+      }
+    } else if (c.kind == ExprKind::kIsNull) {
+      count = c.negated ? bt.CountRange(std::nullopt, std::nullopt, limit) : bt.CountIsNull();
+    }
+    if (count && *count > max_btree_rows) {
+      if (btree_count != nullptr) *btree_count = *count;
+      *how = "BTree '" + best.index->spec().name + "' " + c.ToString() +
+             " matches >= " + std::to_string(*count) + " rows";
+      return std::nullopt;
+    }
+  }
   std::vector<int64_t> out;
   if (auto cc = AsColumnCompare(c)) {
     auto key = EncodeLiteral(type, *cc->literal);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,18 @@
 
 namespace strata::query {
 
+/// Schema index of a one-part column reference, as the binder resolves it (exact name, then a
+/// unique case-insensitive match), or -1 (also for `_rowid` / `_rowoffset`).
+int ResolveFilterColumn(const arrow::Schema& schema, const filter::Expr& e);
+
+/// `col <op> literal` (or `literal <op> col`, flipped so the column is on the left).
+struct FilterColumnCompare {
+  const filter::Expr* column = nullptr;
+  filter::CompareOp op = filter::CompareOp::kEq;
+  const filter::Literal* literal = nullptr;
+};
+std::optional<FilterColumnCompare> AsFilterColumnCompare(const filter::Expr& e);
+
 /// The top-level AND conjuncts of `e` (e itself when it is not an AND).
 void FlattenAnd(const filter::ExprPtr& e, std::vector<const filter::Expr*>* out);
 
@@ -24,8 +37,13 @@ void FlattenAnd(const filter::ExprPtr& e, std::vector<const filter::Expr*>* out)
 /// filter bound to the user `schema`; nullopt when no index applies or the index would not
 /// narrow the rows down. `how` describes the pick for plans ("key lookup", "BTree 'n_idx'
 /// (n > 3)").
+/// With `max_btree_rows` set, a BTree conjunct is counted first (BTreeIndex::Count*, nothing
+/// materialised); when it matches more rows than that, the answer is nullopt, `how` says so and
+/// `*btree_count` (when given) receives the count (some value > max_btree_rows). Key and
+/// `_rowid` lookups are never refused.
 std::optional<std::vector<int64_t>> IndexCandidates(
     const arrow::Schema& schema, const shard::SourceView& source,
-    const std::vector<const filter::Expr*>& conjuncts, std::string* how);
+    const std::vector<const filter::Expr*>& conjuncts, std::string* how,
+    int64_t max_btree_rows = std::numeric_limits<int64_t>::max(), int64_t* btree_count = nullptr);
 
 }  // namespace strata::query

@@ -9,6 +9,7 @@
 #include "index/vector/exact_search.h"
 #include "index/vector/hnsw_index.h"
 #include "query/result_columns.h"
+#include "query/row_predicate.h"
 #include "query/source_rows.h"
 
 namespace strata::query {
@@ -73,10 +74,43 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
   static const SnapshotFilter kNoFilter;
   const SnapshotFilter& source_filter = postfilter ? kNoFilter : filter;
 
+  // The filter compiled into per-row checks, when its shape allows (row_predicate.h).
+  std::optional<RowPredicate> predicate;
+  if (!source_filter.empty() && !source_filter.expr()->uses_row_id() &&
+      !source_filter.expr()->uses_row_offset()) {
+    predicate = RowPredicate::Compile(*shard.schema, *source_filter.expr()->expr());
+  }
+
   QueryResult result;
   std::vector<SourceCandidate> candidates;
   for (uint32_t s = 0; s < shard.sources.size(); ++s) {
     const shard::SourceView& source = shard.sources[s];
+    const index::ColumnIndex* planned_ci =
+        options.bypass_vector_index ? nullptr : source.FindIndex(vcol, index::IndexKind::kHnsw);
+    const bool graph_usable = planned_ci != nullptr && planned_ci->hnsw() != nullptr &&
+                              planned_ci->spec().hnsw.distance == options.distance;
+    if (!source_filter.empty() && source.live_rows > 0 &&
+        !source_filter.expr()->uses_row_offset() && (graph_usable || predicate)) {
+      // Filtered source: the planner of filtered_source_search.h.
+      FilteredSourceQuery fq;
+      fq.shard = &shard;
+      fq.source = s;
+      fq.filter = &source_filter;
+      fq.predicate = predicate ? &*predicate : nullptr;
+      fq.hnsw = graph_usable ? planned_ci->hnsw() : nullptr;
+      fq.searcher = &searcher;
+      fq.query = options.query.data();
+      fq.vector_column = vcol;
+      fq.dim = dim;
+      fq.want = want;
+      fq.ef = options.ef.value_or(index::DefaultEf(want));
+      if (bounded) fq.in_bounds = in_bounds;
+      fq.force = options.force_filtered_plan;
+      STRATA_ASSIGN_OR_RETURN(FilteredSourceResult r, SearchFilteredSource(fq));
+      for (const index::Neighbor& n : r.found) candidates.push_back({n.distance, s, n.label});
+      result.plan.push_back(source.name + ": " + r.plan + (graph_usable ? "" : " (no graph)"));
+      continue;
+    }
     STRATA_ASSIGN_OR_RETURN(AcceptedRows accepted, AcceptedRows::Make(shard, s, source_filter));
     const std::string filter_plan = accepted.plan().empty() ? "" : "; rows: " + accepted.plan();
     if (accepted.count() == 0) {

@@ -14,6 +14,7 @@
 
 #include "common/status.h"
 #include "index/vector/distance.h"
+#include "query/filtered_source_search.h"
 #include "query/projection.h"
 #include "query/query_result.h"
 #include "table/table.h"
@@ -51,13 +52,17 @@ struct VectorSearchOptions {
   std::optional<int64_t> ef;
   /// Exact search in every source even where an HNSW index exists.
   bool bypass_vector_index = false;
+  /// Tests and benchmarks: the plan every filtered source with a usable HNSW index runs
+  /// (filtered_source_search.h; fallbacks still apply). Unset = the planner's choice.
+  std::optional<FilteredPlan> force_filtered_plan;
 };
 
 /// Returns one batch of at most k rows: projected columns + `_distance` (+ `_rowid`).
-/// Per source of snapshot.shard (DESIGN.md §6): the source's HNSW index on the column when it
-/// has one built with the query's distance type (over-fetching until k + offset live rows
-/// that pass the filter are found; exact over the matching rows instead when the filter
-/// passes fewer than index::kExactSearchMaxFraction of the source's rows), otherwise an exact
+/// Per source of snapshot.shard (DESIGN.md §6): without a filter, the source's HNSW index on
+/// the column when it has one built with the query's distance type; with a prefilter, the
+/// per-source planner of filtered_source_search.h (exact over the passing rows, filtered
+/// graph search, or graph search + postfilter, by a cost estimated from the source's BTree
+/// counts or a sample), otherwise an exact
 /// scan; candidates that are not live (superseded by a newer version of their key, or
 /// tombstones) are skipped; the per-source top lists are merged by distance (ties: older
 /// source, then lower position first). QueryResult::plan names each source and what it used.

@@ -314,6 +314,51 @@ std::vector<int64_t> BTreeIndex::In(const std::vector<std::string>& keys) const 
   return out;
 }
 
+int64_t BTreeIndex::CountRange(const std::optional<KeyBound>& lower,
+                               const std::optional<KeyBound>& upper, int64_t limit) const {
+  std::shared_lock lock(impl_->mu_);
+  const auto& map = impl_->map;
+  auto first = map.begin();
+  auto last = map.end();
+  if (lower) first = lower->inclusive ? map.lower_bound(lower->key) : map.upper_bound(lower->key);
+  if (upper) last = upper->inclusive ? map.upper_bound(upper->key) : map.lower_bound(upper->key);
+  if (first == map.end() || (last != map.end() && !(first->first < last->first))) return 0;
+  int64_t n = 0;
+  for (auto it = first; it != last && n < limit; ++it) {
+    if (it->first != kNullKey) n += static_cast<int64_t>(it->second.size());
+  }
+  return n;
+}
+
+int64_t BTreeIndex::CountNotEqual(std::string_view key, int64_t limit) const {
+  std::shared_lock lock(impl_->mu_);
+  int64_t n = 0;
+  for (auto it = impl_->map.begin(); it != impl_->map.end() && n < limit; ++it) {
+    if (it->first != kNullKey && it->first != key) n += static_cast<int64_t>(it->second.size());
+  }
+  return n;
+}
+
+int64_t BTreeIndex::CountIn(const std::vector<std::string>& keys) const {
+  std::vector<std::string_view> sorted(keys.begin(), keys.end());
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  int64_t n = 0;
+  std::shared_lock lock(impl_->mu_);
+  for (std::string_view k : sorted) {
+    if (k == kNullKey) continue;
+    auto it = impl_->map.find(k);
+    if (it != impl_->map.end()) n += static_cast<int64_t>(it->second.size());
+  }
+  return n;
+}
+
+int64_t BTreeIndex::CountIsNull() const {
+  std::shared_lock lock(impl_->mu_);
+  auto it = impl_->map.find(kNullKey);
+  return it == impl_->map.end() ? 0 : static_cast<int64_t>(it->second.size());
+}
+
 std::vector<int64_t> BTreeIndex::IsNull() const {
   std::shared_lock lock(impl_->mu_);
   auto it = impl_->map.find(kNullKey);

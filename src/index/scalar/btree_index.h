@@ -84,6 +84,16 @@ class BTreeIndex {
   std::vector<int64_t> IsNull() const;
   /// All answers above are sorted ascending, without duplicates.
 
+  /// How many positions Range / NotEqual would return, counted key by key until the count
+  /// reaches `limit` (then some value >= limit): O(keys counted), nothing materialised. A
+  /// query planner's selectivity measure.
+  int64_t CountRange(const std::optional<KeyBound>& lower, const std::optional<KeyBound>& upper,
+                     int64_t limit) const;
+  int64_t CountNotEqual(std::string_view key, int64_t limit) const;
+  /// How many positions Equal / In / IsNull would return: O(keys).
+  int64_t CountIn(const std::vector<std::string>& keys) const;
+  int64_t CountIsNull() const;
+
   /// Rows indexed (null rows included; re-adding the same value at the same position counts once).
   int64_t size() const;
   /// Approximate bytes held (keys, positions, map nodes).

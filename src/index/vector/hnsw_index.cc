@@ -564,6 +564,107 @@ Result<std::vector<Neighbor>> HnswIndex::Search(const float* query, int64_t k, i
   return out;
 }
 
+Result<std::vector<Neighbor>> HnswIndex::FilteredSearch(const float* query, int64_t k,
+                                                        int64_t breadth,
+                                                        const std::function<bool(int64_t)>& accept,
+                                                        int64_t max_distances,
+                                                        FilteredSearchStats* stats) const {
+  const Impl& m = *impl_;
+  if (k < 1) return Status::Invalid("HNSW search k " + std::to_string(k) + " must be >= 1");
+  if (breadth < 1) {
+    return Status::Invalid("HNSW search ef " + std::to_string(breadth) + " must be >= 1");
+  }
+  std::vector<float> normalized;
+  STRATA_RETURN_IF_ERROR(PrepareVector(query, m.dim, m.params.distance, "query", &normalized));
+  const float* q = normalized.empty() ? query : normalized.data();
+  FilteredSearchStats local;
+  FilteredSearchStats& st = stats != nullptr ? *stats : local;
+  st = {};
+  const size_t ef = static_cast<size_t>(std::max(breadth, k));
+
+  std::shared_lock<FairRwLock> lock(m.lock);
+  const auto& h = *m.hnsw;
+  std::vector<Neighbor> out;
+  if (h.cur_element_count == 0) return out;
+  using Pair = std::pair<float, uint32_t>;  // (distance, internal id)
+  const auto dist = [&h, q, &st](uint32_t id) {
+    ++st.distances;
+    return h.fstdistfunc_(q, h.getDataByInternalId(id), h.dist_func_param_);
+  };
+  // Upper layers: greedy descent to the closest node, as searchKnn does.
+  uint32_t cur = static_cast<uint32_t>(h.enterpoint_node_);
+  float cur_dist = dist(cur);
+  for (int level = h.maxlevel_; level > 0; --level) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      unsigned int* links = h.get_linklist(cur, level);
+      const int size = h.getListCount(links);
+      const uint32_t* ids = reinterpret_cast<const uint32_t*>(links + 1);
+      for (int i = 0; i < size; ++i) {
+        const float d = dist(ids[i]);
+        if (d < cur_dist) {
+          cur_dist = d;
+          cur = ids[i];
+          changed = true;
+        }
+      }
+    }
+  }
+  // Layer 0: `frontier` holds every reached node (closest first) for expansion, `best` the
+  // accepted ones (worst first, at most ef).
+  auto* visited = h.visited_list_pool_->getFreeVisitedList();
+  struct Release {
+    const hnswlib::HierarchicalNSW<float>& h;
+    hnswlib::VisitedList* v;
+    ~Release() { h.visited_list_pool_->releaseVisitedList(v); }
+  } release{h, visited};
+  const auto mark = visited->curV;
+  auto* seen = visited->mass;
+  std::priority_queue<Pair, std::vector<Pair>, std::greater<Pair>> frontier;
+  std::priority_queue<Pair> best;
+  const auto admit = [&](float d, uint32_t id) {
+    if (!accept || accept(static_cast<int64_t>(h.getExternalLabel(id)))) {
+      best.emplace(d, id);
+      if (best.size() > ef) best.pop();
+    }
+  };
+  seen[cur] = mark;
+  frontier.emplace(cur_dist, cur);
+  admit(cur_dist, cur);
+  while (!frontier.empty()) {
+    const auto [d, id] = frontier.top();
+    if (best.size() == ef && d > best.top().first) break;
+    if (st.distances >= max_distances) {
+      st.budget_exhausted = true;
+      break;
+    }
+    frontier.pop();
+    unsigned int* links = h.get_linklist0(id);
+    const int size = h.getListCount(links);
+    const uint32_t* ids = reinterpret_cast<const uint32_t*>(links + 1);
+    for (int i = 0; i < size; ++i) {
+      const uint32_t next = ids[i];
+      if (seen[next] == mark) continue;
+      seen[next] = mark;
+      const float nd = dist(next);
+      if (best.size() < ef || nd < best.top().first) {
+        frontier.emplace(nd, next);
+        admit(nd, next);
+      }
+    }
+  }
+  out.reserve(best.size());
+  while (!best.empty()) {
+    out.push_back({static_cast<int64_t>(h.getExternalLabel(best.top().second)), best.top().first});
+    best.pop();
+  }
+  std::sort(out.begin(), out.end(), [](const Neighbor& a, const Neighbor& b) {
+    return a.distance < b.distance || (a.distance == b.distance && a.label < b.label);
+  });
+  if (static_cast<int64_t>(out.size()) > k) out.resize(static_cast<size_t>(k));
+  return out;
+}
+
 Result<std::string> HnswIndex::Serialize() const {
   const Impl& m = *impl_;
   TempFile tmp;

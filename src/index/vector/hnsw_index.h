@@ -93,6 +93,27 @@ class HnswIndex {
   Result<std::vector<Neighbor>> Search(const float* query, int64_t k, int64_t ef,
                                        const std::function<bool(int64_t)>& accept = {}) const;
 
+  /// Outcome of FilteredSearch besides its neighbours.
+  struct FilteredSearchStats {
+    int64_t distances = 0;          // distance computations made
+    bool budget_exhausted = false;  // stopped at max_distances: the result is partial
+  };
+  /// Filtered best-first search (one pass, no over-fetch): every node reached still guides the
+  /// traversal, but only labels `accept` passes enter the result, and the layer-0 search ends
+  /// when `breadth` accepted labels are held and no unexpanded node is closer than the worst
+  /// of them. This is hnswlib's own layer-0 loop for indexes with deleted elements
+  /// (searchBaseLayerST<has_deletions = true>, 0.6.2) with `accept` in place of the deletion
+  /// mark, i.e. the search filter hnswlib added in 0.7.0; the upper layers are descended
+  /// greedily as in searchKnn. A filter passing a fraction s of the rows spread like the
+  /// rows near the query explores about the region of an unfiltered search of breadth
+  /// breadth / s. `max_distances` bounds the work: once that many distances were computed the
+  /// search stops with stats->budget_exhausted (callers then search exactly). Returns the
+  /// `k` best accepted labels found, sorted (ties: lower label first). Errors as Search.
+  Result<std::vector<Neighbor>> FilteredSearch(const float* query, int64_t k, int64_t breadth,
+                                               const std::function<bool(int64_t)>& accept,
+                                               int64_t max_distances,
+                                               FilteredSearchStats* stats) const;
+
   /// Vectors indexed.
   int64_t size() const;
   /// Bytes allocated (capacity * bytes per element + upper-layer links), for memory accounting.

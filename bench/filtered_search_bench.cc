@@ -1,0 +1,282 @@
+// Filtered vector search at every selectivity (issue "Query path near the engine's limit",
+// `make bench-query`), in-process through the catalog so the engine is measured, not a client:
+//
+//   clustered  200,000 rows (STRATA_QUERY_BENCH_ROWS) of seeded clustered 128-d vectors
+//              (1,000 centres uniform in [-1, 1)^128, N(0, 0.1^2) noise per dimension), id int64
+//              primary key, tag int32 uniform in [0, 1000); HNSW (l2) on vec and a BTree on tag,
+//              loaded with default writer settings in 1,000-row batches, so the rows sit in
+//              SSTables plus the active MemTable; then again after a compaction into the base.
+//              Filters: none, tag < 500 (50%), tag < 100 (10%), tag < 10 (1%), tag = 7 (0.1%),
+//              and tag % 10 = 3 (10%, no index can answer it: a vectorised filter pass).
+//   fashion    Fashion-MNIST's 60,000 training images (784-d, l2, HNSW) with their label
+//              (int32, no index), queried with t10k images: none and label = 3 (10%, the
+//              filter `make demo` uses; anti-correlated with the queries of other classes).
+//
+// For each filter: q/s over 300 queries (k = 10, prefilter, one thread, median of 3 passes, the
+// passes of all filters interleaved), the ratio to the unfiltered q/s of the same layout, and
+// recall@10 against exact search with the same filter (bypass_vector_index). The plan of the
+// first query is printed, so what the planner chose is visible.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "../tests/index/fashion_mnist.h"
+#include "arrow/builder.h"
+#include "index/index_spec.h"
+#include "query/vector_search.h"
+#include "table/catalog.h"
+#include "table/primary_key.h"
+
+namespace {
+
+using namespace strata;  // NOLINT
+using Clock = std::chrono::steady_clock;
+
+int64_t NumRows() {
+  const char* s = std::getenv("STRATA_QUERY_BENCH_ROWS");
+  return s ? std::max<int64_t>(20000, std::atoll(s)) : 200000;
+}
+
+arrow::SchemaPtr Schema(const char* tag_name, int32_t dim) {
+  auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+      arrow::field("id", arrow::int64(), false), arrow::field(tag_name, arrow::int32(), false),
+      arrow::field("vec", arrow::fixed_size_list(arrow::field("item", arrow::float32()), dim))});
+  return *table::DeclarePrimaryKey(s, {"id"});
+}
+
+struct Clustered {
+  static constexpr int32_t kDim = 128;
+  std::mt19937_64 rng;
+  std::vector<float> centroids;
+  explicit Clustered(uint64_t seed) : rng(seed) {
+    std::mt19937_64 c(42);
+    std::uniform_real_distribution<float> u(-1, 1);
+    centroids.resize(1000 * kDim);
+    for (float& x : centroids) x = u(c);
+  }
+  std::vector<float> Next() {
+    std::normal_distribution<float> n(0, 0.1f);
+    const size_t c = rng() % 1000;
+    std::vector<float> v(kDim);
+    for (int d = 0; d < kDim; ++d) v[d] = centroids[c * kDim + d] + n(rng);
+    return v;
+  }
+};
+
+void Check(const Status& st, const char* what) {
+  if (!st.ok()) {
+    std::fprintf(stderr, "%s: %s\n", what, st.ToString().c_str());
+    std::exit(1);
+  }
+}
+
+std::shared_ptr<table::Table> MakeTable(table::Catalog& catalog, const std::string& name,
+                                        const arrow::SchemaPtr& schema, const char* btree_column) {
+  auto t = catalog.CreateTable("default", name, schema, {}, table::CreateMode::kCreate);
+  Check(t.status(), "create");
+  index::IndexSpec hnsw;
+  hnsw.kind = index::IndexKind::kHnsw;
+  hnsw.column = "vec";
+  hnsw.name = "vec_idx";
+  hnsw.requested_type = "HNSW";
+  Check((*t)->CreateIndex(hnsw).status(), "hnsw");
+  if (btree_column != nullptr) {
+    index::IndexSpec bt;
+    bt.kind = index::IndexKind::kBTree;
+    bt.column = btree_column;
+    bt.name = std::string(btree_column) + "_idx";
+    bt.requested_type = "BTREE";
+    Check((*t)->CreateIndex(bt).status(), "btree");
+  }
+  return *t;
+}
+
+struct Case {
+  std::string name;
+  std::optional<std::string> filter;
+};
+
+struct Outcome {
+  std::vector<double> qps;  // one per pass
+  double recall = 0;
+  std::string plan;
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+int64_t IdOf(const query::QueryResult& r, int64_t row) {
+  const arrow::Array ids = r.batches[0]->column(0);
+  return ids.raw_values<int64_t>()[row];
+}
+
+// Runs every case over `queries` on one snapshot; prints one line per case.
+void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& cases,
+           const std::vector<std::vector<float>>& queries) {
+  const table::TableSnapshot snap = t.Snapshot();
+  // STRATA_QUERY_BENCH_PROFILE=<filter>: only run that filter for 10 s (for perf).
+  if (const char* prof = std::getenv("STRATA_QUERY_BENCH_PROFILE")) {
+    const auto end = Clock::now() + std::chrono::seconds(10);
+    int64_t n = 0;
+    while (Clock::now() < end) {
+      query::VectorSearchOptions o;
+      o.query = queries[static_cast<size_t>(n++) % queries.size()];
+      o.k = 10;
+      if (*prof != '\0') o.filter = prof;
+      o.columns = {query::ColumnRef{"id"}};
+      Check(query::VectorSearch(snap, o).status(), "search");
+    }
+    std::printf("[profile] %s %s: %.0f q/s\n", layout.c_str(), prof, n / 10.0);
+    return;
+  }
+  std::vector<Outcome> out(cases.size());
+  // Recall and plans first (not timed).
+  for (size_t c = 0; c < cases.size(); ++c) {
+    int64_t hit = 0, total = 0;
+    for (size_t q = 0; q < queries.size(); ++q) {
+      query::VectorSearchOptions o;
+      o.query = queries[q];
+      o.k = 10;
+      o.filter = cases[c].filter;
+      o.columns = {query::ColumnRef{"id"}};
+      auto got = query::VectorSearch(snap, o);
+      Check(got.status(), "search");
+      o.bypass_vector_index = true;
+      auto truth = query::VectorSearch(snap, o);
+      Check(truth.status(), "exact search");
+      std::set<int64_t> want;
+      for (int64_t r = 0; r < truth->num_rows; ++r) want.insert(IdOf(*truth, r));
+      for (int64_t r = 0; r < got->num_rows; ++r) hit += want.count(IdOf(*got, r));
+      total += truth->num_rows;
+      if (q == 0) {
+        for (const std::string& p : got->plan) out[c].plan += "\n      " + p;
+      }
+    }
+    out[c].recall = total == 0 ? 1.0 : static_cast<double>(hit) / static_cast<double>(total);
+  }
+  for (int pass = 0; pass < 3; ++pass) {
+    for (size_t c = 0; c < cases.size(); ++c) {
+      const auto t0 = Clock::now();
+      for (const auto& qv : queries) {
+        query::VectorSearchOptions o;
+        o.query = qv;
+        o.k = 10;
+        o.filter = cases[c].filter;
+        o.columns = {query::ColumnRef{"id"}};
+        auto r = query::VectorSearch(snap, o);
+        Check(r.status(), "search");
+      }
+      out[c].qps.push_back(static_cast<double>(queries.size()) /
+                           std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+  }
+  const double base = Median(out[0].qps);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const double q = Median(out[c].qps);
+    std::printf("[figures] %-9s %-14s %8.0f q/s  %.2fx unfiltered  recall@10 %.3f%s\n",
+                layout.c_str(), cases[c].name.c_str(), q, q / base, out[c].recall,
+                out[c].plan.c_str());
+  }
+  std::fflush(stdout);
+}
+
+void RunClustered(const std::string& dir) {
+  const int64_t rows = NumRows();
+  // No background compaction: the first sweep measures the L0 layout the load left.
+  base::CompactionOptions co;
+  co.background = false;
+  auto catalog = std::move(table::Catalog::Open(dir, {}, co)).value();
+  auto schema = Schema("tag", Clustered::kDim);
+  auto t = MakeTable(*catalog, "clustered", schema, "tag");
+  Clustered gen(1);
+  std::mt19937_64 tags(3);
+  const auto t0 = Clock::now();
+  for (int64_t first = 0; first < rows; first += 1000) {
+    arrow::RecordBatchBuilder b(schema);
+    for (int64_t i = first; i < std::min(rows, first + 1000); ++i) {
+      (void)b.column(0)->AppendInt(i);
+      (void)b.column(1)->AppendInt(static_cast<int64_t>(tags() % 1000));
+      const auto v = gen.Next();
+      (void)b.column(2)->child(0)->AppendFloats(v.data(), Clustered::kDim);
+      (void)b.column(2)->AppendValid();
+    }
+    auto batch = b.Finish();
+    Check(batch.status(), "batch");
+    Check(t->Insert({*batch}).status(), "insert");
+  }
+  std::printf("clustered: %lld rows loaded in %.1f s\n", static_cast<long long>(rows),
+              std::chrono::duration<double>(Clock::now() - t0).count());
+  Clustered probe(7);
+  std::vector<std::vector<float>> queries;
+  for (int i = 0; i < 300; ++i) queries.push_back(probe.Next());
+  const std::vector<Case> cases = {{"none", std::nullopt},       {"tag<500 50%", "tag < 500"},
+                                   {"tag<100 10%", "tag < 100"}, {"tag<10 1%", "tag < 10"},
+                                   {"tag=7 0.1%", "tag = 7"},    {"tag%10=3 10%", "tag % 10 = 3"}};
+  Sweep("L0", *t, cases, queries);
+  Check(t->Flush(Clock::now() + std::chrono::minutes(10)).status(), "flush");
+  Check(t->Compact(Clock::now() + std::chrono::hours(1)).status(), "compact");
+  Sweep("base", *t, cases, queries);
+}
+
+void RunFashion(const std::string& dir) {
+  if (!testing::FashionMnistAvailable()) {
+    std::printf("fashion: skipped (no Fashion-MNIST under %s)\n",
+                testing::FashionMnistDir().c_str());
+    return;
+  }
+  std::string error;
+  testing::IdxImages train, test;
+  testing::IdxBytes labels;
+  if (!testing::ReadIdxImages(testing::FashionMnistTrainPath(), -1, &train, &error) ||
+      !testing::ReadIdxImages(testing::FashionMnistTestPath(), 300, &test, &error) ||
+      !testing::ReadIdxUbyte(testing::FashionMnistTrainLabelsPath(), 1, -1, &labels, &error)) {
+    std::fprintf(stderr, "fashion: %s\n", error.c_str());
+    std::exit(1);
+  }
+  const int32_t dim = static_cast<int32_t>(train.dim);
+  auto catalog = std::move(table::Catalog::Open(dir)).value();
+  auto schema = Schema("label", dim);
+  auto t = MakeTable(*catalog, "fashion", schema, nullptr);
+  for (int64_t first = 0; first < train.count; first += 1000) {
+    arrow::RecordBatchBuilder b(schema);
+    for (int64_t i = first; i < std::min(train.count, first + 1000); ++i) {
+      (void)b.column(0)->AppendInt(i);
+      (void)b.column(1)->AppendInt(labels.bytes[static_cast<size_t>(i)]);
+      (void)b.column(2)->child(0)->AppendFloats(train.row(i), dim);
+      (void)b.column(2)->AppendValid();
+    }
+    auto batch = b.Finish();
+    Check(batch.status(), "batch");
+    Check(t->Insert({*batch}).status(), "insert");
+  }
+  std::vector<std::vector<float>> queries;
+  for (int64_t i = 0; i < test.count; ++i) {
+    queries.emplace_back(test.row(i), test.row(i) + dim);
+  }
+  Sweep("fashion", *t, {{"none", std::nullopt}, {"label=3 10%", "label = 3"}}, queries);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string root =
+      (std::filesystem::temp_directory_path() / ("strata-query-bench-" + std::to_string(getpid())))
+          .string();
+  const std::string only = argc > 1 ? argv[1] : "";
+  if (only.empty() || only == "clustered") RunClustered(root + "/clustered");
+  if (only.empty() || only == "fashion") RunFashion(root + "/fashion");
+  std::filesystem::remove_all(root);
+  return 0;
+}

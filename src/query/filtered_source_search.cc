@@ -1,0 +1,329 @@
+#include "query/filtered_source_search.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "query/index_candidates.h"
+
+namespace strata::query {
+
+const char* FilteredPlanName(FilteredPlan p) {
+  switch (p) {
+    case FilteredPlan::kExact:
+      return "exact";
+    case FilteredPlan::kHnsw:
+      return "filtered HNSW";
+    case FilteredPlan::kPostfilter:
+      return "HNSW + postfilter";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int64_t kSampleRows = 512;
+constexpr double kGraphMargin = 1.5;
+
+std::string Num(double v) {
+  char buf[32];
+  if (v >= 100 || v == std::floor(v)) {
+    std::snprintf(buf, sizeof(buf), "%.0f", v);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.3g", v);
+  }
+  return buf;
+}
+
+class Runner {
+ public:
+  explicit Runner(const FilteredSourceQuery& q)
+      : q_(q), src_(q.shard->sources.at(q.source)), n_(src_.num_rows) {
+    // Batch layout for position -> vector without per-row Array copies.
+    for (size_t b = 0; b < src_.batches.size() && src_.batch_starts[b] < n_; ++b) {
+      starts_.push_back(src_.batch_starts[b]);
+      lists_.push_back(src_.batches[b]->column(q_.vector_column));
+      const arrow::Array& list = lists_.back();
+      vectors_.push_back(list.child(0).raw_values<float>() + list.offset() * q_.dim);
+    }
+  }
+
+  Result<FilteredSourceResult> Run() {
+    FilteredSourceResult out;
+    if (q_.predicate != nullptr) bound_ = q_.predicate->Bind(src_);
+    // Materialise index candidates only when few enough that exact over them could win.
+    const double graph_floor = kVisitsPerBreadth * static_cast<double>(std::max(q_.ef, q_.want));
+    const int64_t max_candidates = q_.hnsw == nullptr ? std::numeric_limits<int64_t>::max()
+                                                      : static_cast<int64_t>(4 * graph_floor);
+    std::vector<const filter::Expr*> conjuncts;
+    FlattenAnd(q_.filter->expr()->expr(), &conjuncts);
+    int64_t btree_count = -1;
+    candidates_ = IndexCandidates(*q_.shard->schema, src_, conjuncts, &index_how_, max_candidates,
+                                  &btree_count);
+    // Selectivity among the live rows.
+    const double live = static_cast<double>(std::max<int64_t>(1, src_.live_rows));
+    std::string measured;
+    if (candidates_) {
+      // One conjunct answered by an index (key, `_rowid`, BTree) is answered exactly.
+      exact_candidates_ = conjuncts.size() == 1;
+      s_ = std::min(1.0, static_cast<double>(candidates_->size()) / live);
+      measured = index_how_ + ": " + std::to_string(candidates_->size()) + " rows";
+    } else if (btree_count >= 0) {
+      // The BTree stopped counting at its limit: a lower bound; the sample measures the rest.
+      const double at_least = std::min(1.0, static_cast<double>(btree_count) / live);
+      double sampled = 0;
+      if (bound_) {
+        sampled = Sample(kSampleRows);
+      } else {
+        STRATA_ASSIGN_OR_RETURN(sampled, SampleByEvaluation());
+      }
+      s_ = conjuncts.size() > 1 ? sampled : std::max(at_least, sampled);
+      measured = index_how_ + ", sample of " + std::to_string(std::min(kSampleRows, n_)) + " rows";
+    } else if (bound_) {
+      s_ = Sample(kSampleRows);
+      measured = "sample of " + std::to_string(std::min(kSampleRows, n_)) + " rows";
+    } else {
+      STRATA_ASSIGN_OR_RETURN(s_, SampleByEvaluation());
+      measured = "evaluated sample of " + std::to_string(std::min(kSampleRows, n_)) + " rows";
+    }
+    const double m = s_ * live;
+    // Costs, in distance computations.
+    const double nd = static_cast<double>(n_);
+    cost_exact_ = candidates_ ? static_cast<double>(candidates_->size()) * (1 + kPredicateCost)
+                              : m + nd * (bound_ ? kPredicateCost : kEvaluateCost);
+    const double inf = std::numeric_limits<double>::infinity();
+    const double region =
+        std::max(static_cast<double>(q_.ef), static_cast<double>(q_.want) / std::max(s_, 1e-9));
+    double cost_hnsw = inf, cost_post = inf;
+    if (q_.hnsw != nullptr) {
+      const double visits = kGraphVisitCost * kVisitsPerBreadth * std::min(region, nd);
+      cost_hnsw = visits + (bound_ ? 0 : nd * kEvaluateCost);
+      if (!bound_) cost_post = visits + region * kEvaluateCost;
+    }
+    FilteredPlan plan = FilteredPlan::kExact;
+    double best = cost_exact_;
+    // The exact cost is certain; the graph's assumes the passing rows are spread like the
+    // rows near the query (a filter anti-correlated with the query breaks that), so a graph
+    // plan must be estimated at least kGraphMargin times cheaper to be chosen.
+    if (cost_hnsw * kGraphMargin < best) {
+      plan = FilteredPlan::kHnsw;
+      best = cost_hnsw;
+    }
+    if (cost_post * kGraphMargin < cost_exact_ && cost_post < best) {
+      plan = FilteredPlan::kPostfilter;
+      best = cost_post;
+    }
+    if (q_.force && (*q_.force == FilteredPlan::kExact || q_.hnsw != nullptr)) plan = *q_.force;
+    out.plan = std::string(FilteredPlanName(plan)) + " (selectivity " + Num(s_) + " from " +
+               measured + "; est. cost exact " + Num(cost_exact_) +
+               (q_.hnsw != nullptr ? ", filtered HNSW " + Num(cost_hnsw) : std::string()) +
+               (cost_post < inf ? ", postfilter " + Num(cost_post) : std::string()) + ")";
+    Result<std::vector<index::Neighbor>> found = plan == FilteredPlan::kExact ? Exact(&out.plan)
+                                                 : plan == FilteredPlan::kHnsw
+                                                     ? Graph(&out.plan)
+                                                     : Postfilter(&out.plan);
+    if (!found.ok()) return found.status();
+    out.found = std::move(*found);
+    return out;
+  }
+
+ private:
+  // (batch, row in batch) of a position in [0, n_).
+  std::pair<size_t, int64_t> Loc(int64_t position) const {
+    const size_t b =
+        static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), position) -
+                            starts_.begin()) -
+        1;
+    return {b, position - starts_[b]};
+  }
+  const float* Vec(size_t b, int64_t row) const {
+    const arrow::Array& list = lists_[b];
+    if (list.null_count() != 0 && list.IsNull(row)) return nullptr;
+    return vectors_[b] + row * q_.dim;
+  }
+  bool InBounds(size_t b, int64_t row) const {
+    if (!q_.in_bounds) return true;
+    const float* v = Vec(b, row);
+    return v != nullptr && q_.in_bounds(q_.searcher->Distance(v));
+  }
+  bool InBounds(int64_t position) const {
+    if (!q_.in_bounds) return true;
+    const auto [b, row] = Loc(position);
+    return InBounds(b, row);
+  }
+  // Whether a live position passes the compiled filter (and the bounds).
+  bool Passes(int64_t position) const {
+    if (position < 0 || position >= n_ || !src_.IsLive(position)) return false;
+    const auto [b, row] = Loc(position);
+    return bound_->TestInBatch(b, row) && InBounds(b, row);
+  }
+  // Fraction of about `samples` evenly spaced live rows passing the compiled filter.
+  double Sample(int64_t samples) const {
+    if (n_ == 0) return 1.0;
+    const int64_t step = std::max<int64_t>(1, n_ / samples);
+    int64_t live = 0, pass = 0;
+    size_t b = 0;
+    for (int64_t p = step / 2; p < n_; p += step) {
+      if (!src_.IsLive(p)) continue;
+      while (b + 1 < starts_.size() && starts_[b + 1] <= p) ++b;
+      ++live;
+      if (bound_->TestInBatch(b, p - starts_[b])) ++pass;
+    }
+    return live == 0 ? 1.0 : static_cast<double>(pass) / static_cast<double>(live);
+  }
+
+  // Fraction of evenly spaced live rows passing filter::Evaluate.
+  Result<double> SampleByEvaluation() const {
+    std::vector<SourceHit> hits;
+    const int64_t step = std::max<int64_t>(1, n_ / kSampleRows);
+    for (int64_t p = step / 2; p < n_; p += step) {
+      if (src_.IsLive(p)) hits.push_back({q_.source, p});
+    }
+    if (hits.empty()) return 1.0;
+    STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> pass, FilterHits(*q_.shard, *q_.filter, hits));
+    int64_t n = 0;
+    for (uint8_t b : pass) n += b != 0;
+    return static_cast<double>(n) / static_cast<double>(hits.size());
+  }
+
+  void Push(index::TopK* top, int64_t position) const {
+    const auto [b, row] = Loc(position);
+    Push(top, b, row);
+  }
+  void Push(index::TopK* top, size_t b, int64_t row) const {
+    const float* v = Vec(b, row);
+    if (v == nullptr) return;
+    const int64_t position = starts_[b] + row;
+    const float d = q_.searcher->Distance(v);
+    if (q_.in_bounds && !q_.in_bounds(d)) return;
+    top->Push(position, d);
+  }
+
+  Result<std::vector<index::Neighbor>> Exact(std::string* plan) {
+    index::TopK top(q_.want);
+    int64_t scored = 0;
+    if (candidates_ && (bound_ || exact_candidates_)) {
+      // Candidates ascend: walk the batches alongside.
+      size_t b = 0;
+      for (int64_t p : *candidates_) {
+        if (p < 0 || p >= n_ || !src_.IsLive(p)) continue;
+        while (b + 1 < starts_.size() && starts_[b + 1] <= p) ++b;
+        const int64_t row = p - starts_[b];
+        if (!exact_candidates_ && !bound_->TestInBatch(b, row)) continue;
+        ++scored;
+        Push(&top, b, row);
+      }
+      *plan += "; scored " + std::to_string(scored) + " rows of " + index_how_;
+    } else if (bound_) {
+      for (size_t b = 0; b < starts_.size(); ++b) {
+        const int64_t start = starts_[b];
+        const int64_t rows = std::min(src_.batches[b]->num_rows(), n_ - start);
+        for (int64_t r = 0; r < rows; ++r) {
+          if (!src_.IsLive(start + r) || !bound_->TestInBatch(b, r)) continue;
+          ++scored;
+          Push(&top, b, r);
+        }
+      }
+      *plan +=
+          "; scored " + std::to_string(scored) + " rows after a pass over " + std::to_string(n_);
+    } else {
+      STRATA_RETURN_IF_ERROR(EnsureAccepted());
+      for (int64_t p : accepted_->Positions()) {
+        ++scored;
+        Push(&top, p);
+      }
+      *plan += "; scored " + std::to_string(scored) + " rows (" +
+               (accepted_->plan().empty() ? std::string("filter evaluated") : accepted_->plan()) +
+               ")";
+    }
+    return top.Sorted();
+  }
+
+  Status EnsureAccepted() {
+    if (!accepted_) {
+      STRATA_ASSIGN_OR_RETURN(AcceptedRows a, AcceptedRows::Make(*q_.shard, q_.source, *q_.filter));
+      accepted_ = std::move(a);
+    }
+    return Status::OK();
+  }
+
+  Result<std::vector<index::Neighbor>> Graph(std::string* plan) {
+    std::function<bool(int64_t)> accept;
+    if (bound_) {
+      accept = [this](int64_t p) { return Passes(p); };
+    } else {
+      STRATA_RETURN_IF_ERROR(EnsureAccepted());
+      accept = [this](int64_t p) { return accepted_->Test(p) && InBounds(p); };
+    }
+    const int64_t breadth = std::max<int64_t>(
+        q_.want, static_cast<int64_t>(std::ceil(static_cast<double>(q_.ef) * s_)));
+    const int64_t budget = static_cast<int64_t>(std::max(1000.0, 2 * cost_exact_));
+    index::HnswIndex::FilteredSearchStats stats;
+    STRATA_ASSIGN_OR_RETURN(
+        std::vector<index::Neighbor> found,
+        q_.hnsw->FilteredSearch(q_.query, q_.want, breadth, accept, budget, &stats));
+    *plan += "; breadth " + std::to_string(breadth) + ", " + std::to_string(stats.distances) +
+             " distances";
+    if (stats.budget_exhausted || static_cast<int64_t>(found.size()) < q_.want) {
+      *plan += stats.budget_exhausted ? ", budget " + std::to_string(budget) + " spent: exact"
+                                      : ", " + std::to_string(found.size()) + " found: exact";
+      return Exact(plan);
+    }
+    return found;
+  }
+
+  Result<std::vector<index::Neighbor>> Postfilter(std::string* plan) {
+    const double nd = static_cast<double>(n_);
+    int64_t breadth = static_cast<int64_t>(
+        std::min(nd, std::max(static_cast<double>(q_.ef),
+                              std::ceil(1.5 * static_cast<double>(q_.want) / std::max(s_, 1e-9)))));
+    breadth = std::max<int64_t>(breadth, 1);
+    for (int round = 0;; ++round) {
+      STRATA_ASSIGN_OR_RETURN(std::vector<index::Neighbor> found,
+                              q_.hnsw->Search(q_.query, breadth, breadth, [this](int64_t p) {
+                                return src_.IsLive(p) && InBounds(p);
+                              }));
+      std::vector<SourceHit> hits;
+      for (const index::Neighbor& nb : found) hits.push_back({q_.source, nb.label});
+      STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> pass, FilterHits(*q_.shard, *q_.filter, hits));
+      std::vector<index::Neighbor> kept;
+      for (size_t i = 0; i < found.size() && static_cast<int64_t>(kept.size()) < q_.want; ++i) {
+        if (pass[i] != 0) kept.push_back(found[i]);
+      }
+      if (static_cast<int64_t>(kept.size()) >= q_.want || breadth >= n_) {
+        *plan += "; breadth " + std::to_string(breadth) + ", " + std::to_string(kept.size()) +
+                 " of " + std::to_string(found.size()) + " candidates pass";
+        return kept;
+      }
+      if (kVisitsPerBreadth * static_cast<double>(2 * breadth) > cost_exact_) {
+        *plan += "; breadth " + std::to_string(breadth) + " found " + std::to_string(kept.size()) +
+                 ": exact";
+        return Exact(plan);
+      }
+      breadth = std::min<int64_t>(n_, breadth * 2);
+    }
+  }
+
+  const FilteredSourceQuery& q_;
+  const shard::SourceView& src_;
+  const int64_t n_;
+  std::vector<int64_t> starts_;        // first position of each batch below n_
+  std::vector<arrow::Array> lists_;    // the vector column per batch
+  std::vector<const float*> vectors_;  // its row 0's floats per batch
+  bool exact_candidates_ = false;      // candidates_ are exactly the passing rows
+  std::optional<RowPredicate::Bound> bound_;
+  std::optional<std::vector<int64_t>> candidates_;
+  std::string index_how_;
+  std::optional<AcceptedRows> accepted_;
+  double s_ = 1.0;
+  double cost_exact_ = 0;
+};
+
+}  // namespace
+
+Result<FilteredSourceResult> SearchFilteredSource(const FilteredSourceQuery& q) {
+  return Runner(q).Run();
+}
+
+}  // namespace strata::query

@@ -1,0 +1,296 @@
+#include "query/row_predicate.h"
+
+#include <algorithm>
+
+#include "query/index_candidates.h"
+
+namespace strata::query {
+
+using filter::CompareOp;
+using filter::Expr;
+using filter::ExprKind;
+using filter::Literal;
+
+namespace {
+
+enum class ColumnClass { kNone, kInteger, kDate, kTimestamp, kString, kBool };
+
+ColumnClass Classify(const arrow::DataType& type) {
+  switch (type.id()) {
+    case arrow::TypeId::kInt8:
+    case arrow::TypeId::kInt16:
+    case arrow::TypeId::kInt32:
+    case arrow::TypeId::kInt64:
+    case arrow::TypeId::kUInt8:
+    case arrow::TypeId::kUInt16:
+    case arrow::TypeId::kUInt32:
+      return ColumnClass::kInteger;
+    case arrow::TypeId::kDate32:
+      return ColumnClass::kDate;
+    case arrow::TypeId::kTimestamp:
+      return type.unit() == arrow::TimeUnit::kMicro ? ColumnClass::kTimestamp : ColumnClass::kNone;
+    case arrow::TypeId::kUtf8:
+    case arrow::TypeId::kLargeUtf8:
+      return ColumnClass::kString;
+    case arrow::TypeId::kBool:
+      return ColumnClass::kBool;
+    default:
+      return ColumnClass::kNone;
+  }
+}
+
+// Whether `lit` (not NULL) is a literal of the kind a column of class `cls` compares exactly.
+bool LiteralFits(ColumnClass cls, const Literal& lit) {
+  switch (cls) {
+    case ColumnClass::kInteger:
+      return lit.kind == Literal::Kind::kInt;
+    case ColumnClass::kDate:
+      return lit.kind == Literal::Kind::kDate;
+    case ColumnClass::kTimestamp:
+      return lit.kind == Literal::Kind::kTimestamp;
+    case ColumnClass::kString:
+      return lit.kind == Literal::Kind::kString;
+    case ColumnClass::kBool:
+      return lit.kind == Literal::Kind::kBool;
+    case ColumnClass::kNone:
+      return false;
+  }
+  return false;
+}
+
+int64_t IntOf(const Literal& lit) {
+  return lit.kind == Literal::Kind::kBool ? (lit.bool_value ? 1 : 0) : lit.int_value;
+}
+
+int64_t IntValue(const arrow::Array& a, int64_t row) {
+  switch (a.type_id()) {
+    case arrow::TypeId::kInt8:
+      return a.Value<int8_t>(row);
+    case arrow::TypeId::kInt16:
+      return a.Value<int16_t>(row);
+    case arrow::TypeId::kInt32:
+    case arrow::TypeId::kDate32:
+      return a.Value<int32_t>(row);
+    case arrow::TypeId::kUInt8:
+      return a.Value<uint8_t>(row);
+    case arrow::TypeId::kUInt16:
+      return a.Value<uint16_t>(row);
+    case arrow::TypeId::kUInt32:
+      return a.Value<uint32_t>(row);
+    case arrow::TypeId::kBool:
+      return a.BoolValue(row) ? 1 : 0;
+    default:  // kInt64, kTimestamp
+      return a.Value<int64_t>(row);
+  }
+}
+
+template <typename T>
+bool Compare(const T& v, CompareOp op, const T& lit) {
+  switch (op) {
+    case CompareOp::kEq:
+      return v == lit;
+    case CompareOp::kNe:
+      return v != lit;
+    case CompareOp::kLt:
+      return v < lit;
+    case CompareOp::kLe:
+      return v <= lit;
+    case CompareOp::kGt:
+      return v > lit;
+    case CompareOp::kGe:
+      return v >= lit;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<RowPredicate> RowPredicate::Compile(const arrow::Schema& schema, const Expr& expr) {
+  std::vector<const Expr*> conjuncts;
+  // FlattenAnd takes the shared pointer form; walk the tree directly.
+  std::vector<const Expr*> stack = {&expr};
+  while (!stack.empty()) {
+    const Expr* e = stack.back();
+    stack.pop_back();
+    if (e->kind == ExprKind::kAnd) {
+      for (auto it = e->children.rbegin(); it != e->children.rend(); ++it) {
+        stack.push_back(it->get());
+      }
+    } else {
+      conjuncts.push_back(e);
+    }
+  }
+  RowPredicate out;
+  for (const Expr* c : conjuncts) {
+    Check check;
+    const Expr* column = nullptr;
+    if (auto cc = AsFilterColumnCompare(*c)) {
+      column = cc->column;
+      check.kind = Check::Kind::kCompare;
+      check.op = cc->op;
+    } else if ((c->kind == ExprKind::kIn && c->children.size() >= 2) ||
+               (c->kind == ExprKind::kBetween && c->children.size() == 3)) {
+      column = c->children[0].get();
+      check.kind = c->kind == ExprKind::kIn ? Check::Kind::kIn : Check::Kind::kBetween;
+      check.negated = c->negated;
+      for (size_t i = 1; i < c->children.size(); ++i) {
+        if (c->children[i]->kind != ExprKind::kLiteral) return std::nullopt;
+      }
+    } else if (c->kind == ExprKind::kIsNull && c->children.size() == 1) {
+      column = c->children[0].get();
+      check.kind = c->negated ? Check::Kind::kIsNotNull : Check::Kind::kIsNull;
+    } else {
+      return std::nullopt;
+    }
+    const int col = ResolveFilterColumn(schema, *column);
+    if (col < 0) return std::nullopt;
+    check.column = col;
+    const ColumnClass cls = Classify(*schema.field(col)->type);
+    if (cls == ColumnClass::kNone) return std::nullopt;
+    check.is_string = cls == ColumnClass::kString;
+    const auto fits = [cls](const Literal& l) { return LiteralFits(cls, l); };
+    switch (check.kind) {
+      case Check::Kind::kCompare: {
+        const Literal& lit = *AsFilterColumnCompare(*c)->literal;
+        if (lit.kind == Literal::Kind::kNull) {
+          check.kind = Check::Kind::kNever;
+          break;
+        }
+        if (!fits(lit)) return std::nullopt;
+        if (cls == ColumnClass::kBool && check.op != CompareOp::kEq && check.op != CompareOp::kNe) {
+          return std::nullopt;
+        }
+        if (check.is_string) {
+          check.text = lit.string_value;
+        } else {
+          check.value = IntOf(lit);
+        }
+        break;
+      }
+      case Check::Kind::kIn:
+        for (size_t i = 1; i < c->children.size(); ++i) {
+          const Literal& lit = c->children[i]->literal;
+          if (lit.kind == Literal::Kind::kNull) {
+            check.in_has_null = true;
+            continue;
+          }
+          if (!fits(lit)) return std::nullopt;
+          if (check.is_string) {
+            check.texts.push_back(lit.string_value);
+          } else {
+            check.values.push_back(IntOf(lit));
+          }
+        }
+        std::sort(check.values.begin(), check.values.end());
+        std::sort(check.texts.begin(), check.texts.end());
+        break;
+      case Check::Kind::kBetween: {
+        const Literal& lo = c->children[1]->literal;
+        const Literal& hi = c->children[2]->literal;
+        if (lo.kind == Literal::Kind::kNull || hi.kind == Literal::Kind::kNull) {
+          return std::nullopt;  // three-valued corner cases: leave them to the evaluator
+        }
+        if (!fits(lo) || !fits(hi) || cls == ColumnClass::kBool) return std::nullopt;
+        if (check.is_string) {
+          check.text = lo.string_value;
+          check.text_high = hi.string_value;
+        } else {
+          check.value = IntOf(lo);
+          check.high = IntOf(hi);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    out.checks_.push_back(std::move(check));
+  }
+  return out;
+}
+
+bool RowPredicate::Passes(const Check& c, const arrow::Array& a, int64_t row) {
+  const bool null = a.IsNull(row);
+  switch (c.kind) {
+    case Check::Kind::kNever:
+      return false;
+    case Check::Kind::kIsNull:
+      return null;
+    case Check::Kind::kIsNotNull:
+      return !null;
+    default:
+      break;
+  }
+  if (null) return false;
+  if (c.is_string) {
+    const std::string_view v = a.GetView(row);
+    switch (c.kind) {
+      case Check::Kind::kCompare:
+        return Compare<std::string_view>(v, c.op, c.text);
+      case Check::Kind::kIn: {
+        const bool found = std::binary_search(c.texts.begin(), c.texts.end(), v);
+        return c.negated ? !found && !c.in_has_null : found;
+      }
+      case Check::Kind::kBetween: {
+        const bool in = v >= std::string_view(c.text) && v <= std::string_view(c.text_high);
+        return in != c.negated;
+      }
+      default:
+        return false;
+    }
+  }
+  const int64_t v = IntValue(a, row);
+  switch (c.kind) {
+    case Check::Kind::kCompare:
+      return Compare<int64_t>(v, c.op, c.value);
+    case Check::Kind::kIn: {
+      const bool found = std::binary_search(c.values.begin(), c.values.end(), v);
+      return c.negated ? !found && !c.in_has_null : found;
+    }
+    case Check::Kind::kBetween: {
+      const bool in = v >= c.value && v <= c.high;
+      return in != c.negated;
+    }
+    default:
+      return false;
+  }
+}
+
+RowPredicate::Bound RowPredicate::Bind(const shard::SourceView& source) const {
+  Bound b;
+  b.predicate_ = this;
+  b.source_ = &source;
+  b.columns_.resize(source.batches.size());
+  for (size_t k = 0; k < source.batches.size(); ++k) {
+    for (const Check& c : checks_) b.columns_[k].push_back(source.batches[k]->column(c.column));
+  }
+  return b;
+}
+
+bool RowPredicate::Bound::TestInBatch(size_t batch, int64_t row) const {
+  const std::vector<arrow::Array>& cols = columns_[batch];
+  for (size_t i = 0; i < predicate_->checks_.size(); ++i) {
+    if (!Passes(predicate_->checks_[i], cols[i], row)) return false;
+  }
+  return true;
+}
+
+bool RowPredicate::Bound::Test(int64_t position) const {
+  const auto [b, row] = source_->Locate(position);
+  if (b < 0 || static_cast<size_t>(b) >= columns_.size()) return false;
+  return TestInBatch(static_cast<size_t>(b), row);
+}
+
+double RowPredicate::Bound::SampleFraction(int64_t samples) const {
+  const int64_t n = source_->num_rows;
+  if (n == 0 || samples < 1) return 1.0;
+  const int64_t step = std::max<int64_t>(1, n / samples);
+  int64_t live = 0, pass = 0;
+  for (int64_t p = step / 2; p < n; p += step) {
+    if (!source_->IsLive(p)) continue;
+    ++live;
+    if (Test(p)) ++pass;
+  }
+  return live == 0 ? 1.0 : static_cast<double>(pass) / static_cast<double>(live);
+}
+
+}  // namespace strata::query
