@@ -29,6 +29,27 @@ int main(int argc, char** argv) {
                    "Seconds one socket read may wait for a client before it is dropped")
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
+  serve
+      ->add_option("--header-timeout-ms", opts.header_timeout_ms,
+                   "Milliseconds a request head may take from its first byte (slow clients "
+                   "are disconnected, 408)")
+      ->check(CLI::Range(100, 600000))
+      ->capture_default_str();
+  serve
+      ->add_option("--idle-timeout-ms", opts.idle_timeout_ms,
+                   "Milliseconds an idle keep-alive connection is kept open")
+      ->check(CLI::Range(100, 3600000))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections", opts.max_connections,
+                   "Most open client connections (503 too_many_connections beyond)")
+      ->check(CLI::Range(1, 900))
+      ->capture_default_str();
+  serve
+      ->add_option("--max-connections-per-ip", opts.max_connections_per_ip,
+                   "Most open connections from one client address")
+      ->check(CLI::Range(1, 900))
+      ->capture_default_str();
 
   // Request limits (DESIGN.md §9, server/write_limits.h): each violation is a 4xx naming it.
   auto& limits = opts.limits;

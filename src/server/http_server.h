@@ -1,8 +1,7 @@
-// A running Strata REST server: the catalog plus a cpp-httplib server listening on a background
-// thread. RunServer (server.h) wraps it with signal handling; tests start it in-process on
-// port 0.
-// Thread-safety: Start/Stop from one controlling thread; requests are served concurrently on
-// the worker pool (ServerOptions::threads).
+// A running Strata REST server: the catalog plus the HTTP listener (http_listener.h: an epoll
+// loop and a worker pool running cpp-httplib's request processing). RunServer (server.h) wraps it
+// with signal handling; tests start it in-process on port 0. Thread-safety: Start/Stop from one
+// controlling thread; requests are served concurrently on the worker pool (ServerOptions::threads).
 #pragma once
 
 #include <atomic>
@@ -11,9 +10,8 @@
 #include <string>
 #include <thread>
 
-#include <httplib.h>
-
 #include "common/status.h"
+#include "server/http_listener.h"
 #include "server/server_context.h"
 #include "server/server_options.h"
 
@@ -36,30 +34,27 @@ class HttpServer {
   /// "http://HOST:PORT".
   std::string url() const;
   /// True until Stop() or a fatal listener error.
-  bool running() const { return !listener_done_.load(); }
+  bool running() const { return !stopped_.load(); }
 
   /// Stops accepting connections, lets in-flight requests finish, joins the threads.
   /// Idempotent.
   void Stop();
 
   /// Stop() bounded by `timeout`: closes the listening socket at once (new connections are
-  /// refused), then waits for the requests in flight. cpp-httplib 0.11.4 finishes the request
-  /// a worker is serving, then closes its connection (the keep-alive loop checks the listening
-  /// socket between requests); accepted connections still queued are closed unread, and an
-  /// idle keep-alive connection is closed after at most the keep-alive timeout (2 s).
-  /// Returns true when everything finished (threads joined); false when requests were still
-  /// running at the deadline (the server is then left running its in-flight requests and
-  /// must not be destroyed before they end: the caller exits the process).
+  /// refused) and every idle or half-received connection, then waits for the requests in
+  /// flight (their connections close after the response). Returns true when everything
+  /// finished (threads joined); false when requests were still running at the deadline (the
+  /// server is then left running them and must not be destroyed before they end: the caller
+  /// exits the process).
   bool Stop(std::chrono::milliseconds timeout);
 
  private:
   HttpServer() = default;
 
   ServerContext ctx_;
-  httplib::Server svr_;
+  HttpListener svr_;
   int port_ = 0;
-  std::thread listener_;
-  std::atomic<bool> listener_done_{false};
+  std::atomic<bool> stopped_{false};
 };
 
 }  // namespace strata::server

@@ -48,6 +48,15 @@ struct ServerOptions {
   /// the connection is dropped (strata serve --read-timeout-s). Bounds how long a stalled
   /// client holds a worker thread per read; it is not a deadline for the whole body.
   int read_timeout_s = 30;
+  /// Connection handling (server/http_listener.h): a request head must arrive within
+  /// header_timeout_ms of its first byte (--header-timeout-ms), an idle keep-alive connection
+  /// is closed after idle_timeout_ms (--idle-timeout-ms), and at most max_connections
+  /// (--max-connections) connections are open, max_connections_per_ip from one address
+  /// (--max-connections-per-ip); beyond, 503 too_many_connections.
+  int header_timeout_ms = 10000;
+  int idle_timeout_ms = 60000;
+  int max_connections = 768;
+  int max_connections_per_ip = 256;
   /// Rows per write, vector dimension, k, filter length, string value size.
   RequestLimits limits;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).

@@ -1,0 +1,424 @@
+#include "server/http_listener.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+namespace strata::server {
+
+using Clock = std::chrono::steady_clock;
+
+struct HttpListener::Conn {
+  int fd = -1;
+  std::string ip;
+  int port = 0;
+  std::string buf;  // received, not yet consumed from `pos`
+  size_t pos = 0;
+  bool reading_head = true;  // false: idle between requests
+  Clock::time_point deadline;
+  size_t served = 0;
+  bool close_after = false;  // the response said `Connection: close`
+
+  bool HasHead() const { return buf.find("\r\n\r\n", pos) != std::string::npos; }
+  size_t Pending() const { return buf.size() - pos; }
+};
+
+namespace {
+
+bool PollFd(int fd, short events, std::chrono::milliseconds timeout) {
+  pollfd p{fd, events, 0};
+  for (;;) {
+    const int r = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(0, timeout.count())));
+    if (r < 0 && errno == EINTR) continue;
+    return r > 0;
+  }
+}
+
+// A complete response with a JSON error body, sent best-effort on a socket about to close.
+void SendCanned(int fd, int status, const char* reason, const std::string& code,
+                const std::string& message) {
+  const std::string body = "{\"error\":\"" + code + "\",\"message\":\"" + message + "\"}";
+  const std::string head =
+      "HTTP/1.1 " + std::to_string(status) + " " + reason +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\nRetry-After: 1\r\n\r\n";
+  const std::string all = head + body;
+  (void)::send(fd, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+std::string AddressOf(const sockaddr_storage& a, int* port) {
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (a.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&a);
+    ::inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+    *port = ntohs(in->sin_port);
+  } else if (a.ss_family == AF_INET6) {
+    const auto* in = reinterpret_cast<const sockaddr_in6*>(&a);
+    ::inet_ntop(AF_INET6, &in->sin6_addr, text, sizeof(text));
+    *port = ntohs(in->sin6_port);
+  }
+  return text;
+}
+
+}  // namespace
+
+// The Stream cpp-httplib reads a request from and writes its response to: first the bytes
+// the loop already received, then the socket (non-blocking, waited for with poll).
+class HttpListener::ConnStream : public httplib::Stream {
+ public:
+  ConnStream(Conn& c, const ListenerOptions& o) : c_(c), o_(o) {}
+  bool is_readable() const override {
+    return c_.Pending() > 0 || PollFd(c_.fd, POLLIN, o_.io_timeout);
+  }
+  bool is_writable() const override { return PollFd(c_.fd, POLLOUT, o_.write_timeout); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (c_.Pending() > 0) {
+      const size_t n = std::min(size, c_.Pending());
+      std::memcpy(ptr, c_.buf.data() + c_.pos, n);
+      c_.pos += n;
+      if (c_.pos == c_.buf.size()) {
+        c_.buf.clear();
+        c_.pos = 0;
+      }
+      return static_cast<ssize_t>(n);
+    }
+    for (;;) {
+      const ssize_t r = ::recv(c_.fd, ptr, size, 0);
+      if (r >= 0) return r;
+      if (errno == EINTR) continue;
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) && PollFd(c_.fd, POLLIN, o_.io_timeout)) {
+        continue;
+      }
+      return -1;
+    }
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!head_written_) {
+      // cpp-httplib writes a response's status line and headers in one call. A handler that
+      // answers without reading the body (401 before an upload) says `Connection: close`:
+      // the unread body must not be parsed as the next request.
+      head_written_ = true;
+      const std::string_view v(ptr, size);
+      const std::string_view head = v.substr(0, v.find("\r\n\r\n"));
+      if (head.find("\r\nConnection: close") != std::string_view::npos) c_.close_after = true;
+    }
+    for (;;) {
+      const ssize_t r = ::send(c_.fd, ptr, size, MSG_NOSIGNAL);
+      if (r >= 0) return r;
+      if (errno == EINTR) continue;
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) && PollFd(c_.fd, POLLOUT, o_.write_timeout)) {
+        continue;
+      }
+      return -1;
+    }
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = c_.ip;
+    port = c_.port;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    sockaddr_storage a{};
+    socklen_t len = sizeof(a);
+    port = 0;
+    if (::getsockname(c_.fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+      ip = AddressOf(a, &port);
+    }
+  }
+  socket_t socket() const override { return c_.fd; }
+
+ private:
+  Conn& c_;
+  const ListenerOptions& o_;
+  bool head_written_ = false;
+};
+
+HttpListener::HttpListener() = default;
+
+HttpListener::~HttpListener() {
+  Shutdown();
+  Join(Clock::time_point::max());
+}
+
+Result<int> HttpListener::Start(const ListenerOptions& options) {
+  options_ = options;
+  const std::string where = options.host + ":" + std::to_string(options.port);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(options.port);
+  if (::getaddrinfo(options.host.c_str(), service.c_str(), &hints, &found) != 0 ||
+      found == nullptr) {
+    return Status::IOError("cannot resolve listen address " + where);
+  }
+  int fd = -1;
+  for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    const int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 1024) != 0) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) {
+    return Status::IOError("cannot listen on " + where + " (address in use or not local?)");
+  }
+  sockaddr_storage bound{};
+  socklen_t len = sizeof(bound);
+  int port = 0;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
+  AddressOf(bound, &port);
+  listen_fd_ = fd;
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) return Status::IOError("epoll/eventfd: " + where);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = listen_fd_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
+  ev.data.fd = wake_fd_;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  pool_ = std::make_unique<httplib::ThreadPool>(std::max<size_t>(1, options.workers));
+  loop_ = std::thread([this] { Loop(); });
+  return port;
+}
+
+void HttpListener::Wake() {
+  const uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof(one));
+}
+
+void HttpListener::Shutdown() {
+  stopping_.store(true);
+  Wake();
+}
+
+bool HttpListener::Join(Clock::time_point deadline) {
+  if (!loop_.joinable()) return true;
+  while (in_flight_.load() > 0) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  loop_.join();
+  if (pool_) pool_->shutdown();
+  // Connections handed back after the loop ended.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& c : returned_) {
+    ::close(c->fd);
+    open_.fetch_sub(1);
+  }
+  returned_.clear();
+  for (int fd : {epoll_fd_, wake_fd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+  epoll_fd_ = wake_fd_ = -1;
+  return true;
+}
+
+void HttpListener::Close(Conn* c) {
+  ::close(c->fd);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = per_ip_.find(c->ip);
+  if (it != per_ip_.end() && --it->second == 0) per_ip_.erase(it);
+  open_.fetch_sub(1);
+}
+
+void HttpListener::Accept() {
+  for (;;) {
+    sockaddr_storage a{};
+    socklen_t len = sizeof(a);
+    const int fd =
+        ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) {
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        spdlog::warn("accept failed: {}", std::strerror(errno));
+      }
+      return;
+    }
+    auto c = std::make_unique<Conn>();
+    c->fd = fd;
+    c->ip = AddressOf(a, &c->port);
+    bool refuse = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const size_t from_ip = per_ip_.count(c->ip) ? per_ip_[c->ip] : 0;
+      refuse = static_cast<size_t>(open_.load()) >= options_.max_connections ||
+               from_ip >= options_.max_connections_per_ip;
+      if (!refuse) {
+        ++per_ip_[c->ip];
+        open_.fetch_add(1);
+      }
+    }
+    if (refuse) {
+      refused_.fetch_add(1);
+      SendCanned(fd, 503, "Service Unavailable", "too_many_connections",
+                 "connection limit reached (--max-connections " +
+                     std::to_string(options_.max_connections) + ", --max-connections-per-ip " +
+                     std::to_string(options_.max_connections_per_ip) + "); retry later");
+      ::close(fd);
+      continue;
+    }
+    const int yes = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
+    c->reading_head = true;
+    c->deadline = Clock::now() + options_.header_timeout;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.fd = fd;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+    conns_[fd] = std::move(c);
+  }
+}
+
+void HttpListener::OnReadable(Conn* c) {
+  char tmp[16384];
+  for (;;) {
+    const ssize_t r = ::recv(c->fd, tmp, sizeof(tmp), 0);
+    if (r > 0) {
+      c->buf.append(tmp, static_cast<size_t>(r));
+      if (c->Pending() > options_.max_header_bytes) break;
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    // Closed by the peer (or an error): nothing to answer.
+    const int fd = c->fd;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    Close(c);
+    conns_.erase(fd);
+    return;
+  }
+  if (c->HasHead()) {
+    Dispatch(c);
+    return;
+  }
+  if (c->Pending() > options_.max_header_bytes) {
+    SendCanned(c->fd, 431, "Request Header Fields Too Large", "header_too_large",
+               "request head exceeds " + std::to_string(options_.max_header_bytes) + " bytes");
+    const int fd = c->fd;
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+    Close(c);
+    conns_.erase(fd);
+    return;
+  }
+  if (!c->reading_head && c->Pending() > 0) {
+    c->reading_head = true;
+    c->deadline = Clock::now() + options_.header_timeout;
+  }
+}
+
+void HttpListener::Dispatch(Conn* c) {
+  const int fd = c->fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  auto it = conns_.find(fd);
+  Conn* raw = it->second.release();
+  conns_.erase(it);
+  in_flight_.fetch_add(1);
+  pool_->enqueue([this, raw] { Serve(raw); });
+}
+
+void HttpListener::Serve(Conn* raw) {
+  std::unique_ptr<Conn> c(raw);
+  bool keep = false;
+  if (!stopping_.load()) {
+    ConnStream stream(*c, options_);
+    ++c->served;
+    const bool last = c->served >= options_.max_requests_per_connection || stopping_.load();
+    bool closed = false;
+    const bool ok = process_request(stream, last, closed, {});
+    keep = ok && !closed && !last && !c->close_after && !stopping_.load();
+  }
+  if (keep) {
+    std::lock_guard<std::mutex> lock(mu_);
+    returned_.push_back(std::move(c));
+  } else {
+    Close(c.get());
+  }
+  in_flight_.fetch_sub(1);
+  if (keep) Wake();
+}
+
+void HttpListener::Loop() {
+  std::vector<epoll_event> events(128);
+  auto last_sweep = Clock::now();
+  for (;;) {
+    const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 200);
+    if (stopping_.load()) break;
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[static_cast<size_t>(i)].data.fd;
+      if (fd == listen_fd_) {
+        Accept();
+      } else if (fd == wake_fd_) {
+        uint64_t v;
+        while (::read(wake_fd_, &v, sizeof(v)) > 0) {
+        }
+      } else if (auto it = conns_.find(fd); it != conns_.end()) {
+        OnReadable(it->second.get());
+      }
+    }
+    // Connections served and kept: wait for their next request (or serve a pipelined one).
+    std::deque<std::unique_ptr<Conn>> back;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      back.swap(returned_);
+    }
+    const auto now = Clock::now();
+    for (auto& c : back) {
+      const int fd = c->fd;
+      c->reading_head = c->Pending() > 0;
+      c->deadline = now + (c->reading_head ? options_.header_timeout : options_.idle_timeout);
+      Conn* raw = c.get();
+      conns_[fd] = std::move(c);
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;
+      ev.data.fd = fd;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+      if (raw->HasHead()) Dispatch(raw);
+    }
+    if (now - last_sweep >= std::chrono::milliseconds(200)) {
+      last_sweep = now;
+      std::vector<int> expired;
+      for (const auto& [fd, c] : conns_) {
+        if (c->deadline <= now) expired.push_back(fd);
+      }
+      for (int fd : expired) {
+        Conn* c = conns_[fd].get();
+        if (c->reading_head && c->Pending() > 0) {
+          SendCanned(fd, 408, "Request Timeout", "request_timeout",
+                     "request head not received within " +
+                         std::to_string(options_.header_timeout.count()) + " ms");
+        }
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+        Close(c);
+        conns_.erase(fd);
+      }
+    }
+  }
+  // Stopping: refuse new connections, close every connection not being served.
+  ::close(listen_fd_);
+  listen_fd_ = -1;
+  for (auto& [fd, c] : conns_) Close(c.get());
+  conns_.clear();
+}
+
+}  // namespace strata::server

@@ -1,0 +1,242 @@
+// The HTTP listener (server/http_listener.h) under slow, silent and many clients: stalled
+// request heads never hold a worker (/healthz keeps answering), are closed with 408 at the
+// header deadline, 64 keep-alive connections (half idle) are all served with no error, the
+// connection caps answer 503, an oversized head 431, pipelined requests in order.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/http_server.h"
+
+namespace strata::server {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+class HttpListenerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("strata-listener-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+  void Start(ServerOptions o = {}) {
+    o.data_dir = dir_.string();
+    o.port = 0;
+    if (o.threads == 0) o.threads = 4;
+    auto s = HttpServer::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    server_ = std::move(*s);
+  }
+  int Connect() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    EXPECT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(server_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+  }
+  static void Send(int fd, const std::string& s) {
+    ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), static_cast<ssize_t>(s.size()));
+  }
+  // Reads until `count` complete responses to GET /healthz ("ok" bodies) arrived, the peer
+  // closes or the receive timeout passes.
+  static std::string ReadResponses(int fd, int count) {
+    std::string got;
+    char buf[4096];
+    size_t seen = 0;
+    while (seen < static_cast<size_t>(count)) {
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+      seen = 0;
+      for (size_t at = got.find("\r\n\r\nok"); at != std::string::npos;
+           at = got.find("\r\n\r\nok", at + 1)) {
+        ++seen;
+      }
+    }
+    return got;
+  }
+  static std::string ReadAll(int fd) {
+    std::string got;
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+  // Milliseconds one GET /healthz on a fresh connection takes (-1 on failure).
+  double HealthzMs() {
+    const auto t0 = Clock::now();
+    const int fd = Connect();
+    Send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const std::string got = ReadAll(fd);
+    ::close(fd);
+    if (got.rfind("HTTP/1.1 200", 0) != 0) return -1;
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  }
+
+  fs::path dir_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+// 100 connections that send half a request line and stall: other clients keep being answered
+// (cpp-httplib's own listener gave each a worker: 16 such clients made /healthz time out).
+TEST_F(HttpListenerTest, StalledHeadsDoNotStallOtherClients) {
+  Start();
+  const double baseline = HealthzMs();
+  ASSERT_GT(baseline, 0);
+  std::vector<int> stalled;
+  for (int i = 0; i < 100; ++i) {
+    stalled.push_back(Connect());
+    Send(stalled.back(), "GET /healthz HT");
+  }
+  for (int i = 0; i < 20; ++i) {
+    const double ms = HealthzMs();
+    ASSERT_GT(ms, 0) << "request " << i;
+    EXPECT_LT(ms, 1000) << "request " << i << " (idle baseline " << baseline << " ms)";
+  }
+  for (int fd : stalled) ::close(fd);
+}
+
+TEST_F(HttpListenerTest, HeadNotCompleteWithinTheDeadlineIs408AndClosed) {
+  ServerOptions o;
+  o.header_timeout_ms = 500;
+  Start(o);
+  const int fd = Connect();
+  const auto t0 = Clock::now();
+  Send(fd, "GET /healthz HTTP/1.1\r\nHost:");
+  const std::string got = ReadAll(fd);  // returns when the server closes
+  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  ::close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 408 Request Timeout", 0), 0u) << got;
+  EXPECT_NE(got.find("\"error\":\"request_timeout\""), std::string::npos) << got;
+  EXPECT_GE(ms, 450);
+  EXPECT_LT(ms, 5000);
+  // A connection that never sends a byte is closed at the same deadline, silently.
+  const int quiet = Connect();
+  EXPECT_EQ(ReadAll(quiet), "");
+  ::close(quiet);
+}
+
+// 64 concurrent keep-alive connections, half of them idle: every request answered, no error,
+// and the idle ones are still served afterwards. STRATA_LISTENER_SOAK_S (default 5) sets the
+// duration; the figure is 30 s.
+TEST_F(HttpListenerTest, SixtyFourKeepAliveConnectionsHalfIdle) {
+  Start();
+  const char* env = std::getenv("STRATA_LISTENER_SOAK_S");
+  const int seconds = env != nullptr ? std::max(1, std::atoi(env)) : 5;
+  std::vector<int> idle;
+  for (int i = 0; i < 32; ++i) {
+    idle.push_back(Connect());
+    Send(idle.back(), "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    ASSERT_NE(ReadResponses(idle.back(), 1).find("\r\n\r\nok"), std::string::npos);
+  }
+  std::atomic<int64_t> answered{0}, errors{0};
+  const auto end = Clock::now() + std::chrono::seconds(seconds);
+  std::vector<std::thread> busy;
+  for (int t = 0; t < 32; ++t) {
+    busy.emplace_back([&] {
+      const int fd = Connect();
+      while (Clock::now() < end) {
+        const std::string req = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+        if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+          ++errors;
+          break;
+        }
+        const std::string got = ReadResponses(fd, 1);
+        if (got.rfind("HTTP/1.1 200", 0) == 0) {
+          ++answered;
+        } else {
+          ++errors;
+          break;
+        }
+      }
+      ::close(fd);
+    });
+  }
+  for (auto& th : busy) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GT(answered.load(), 32 * seconds);
+  // The idle connections were kept open (idle timeout 60 s) and are answered now.
+  for (int fd : idle) {
+    Send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_EQ(ReadResponses(fd, 1).rfind("HTTP/1.1 200", 0), 0u);
+    ::close(fd);
+  }
+}
+
+TEST_F(HttpListenerTest, ConnectionCapsAnswer503) {
+  ServerOptions o;
+  o.max_connections_per_ip = 3;
+  Start(o);
+  std::vector<int> open;
+  for (int i = 0; i < 3; ++i) open.push_back(Connect());
+  const int extra = Connect();
+  const std::string got = ReadAll(extra);
+  ::close(extra);
+  EXPECT_EQ(got.rfind("HTTP/1.1 503 Service Unavailable", 0), 0u) << got;
+  EXPECT_NE(got.find("\"error\":\"too_many_connections\""), std::string::npos) << got;
+  EXPECT_NE(got.find("--max-connections-per-ip 3"), std::string::npos) << got;
+  // Closing one frees its slot.
+  ::close(open.back());
+  open.pop_back();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_GT(HealthzMs(), 0);
+  for (int fd : open) ::close(fd);
+}
+
+TEST_F(HttpListenerTest, OversizedHeadIs431) {
+  Start();
+  const int fd = Connect();
+  std::string head = "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(70000, 'a');
+  ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+  const std::string got = ReadAll(fd);
+  ::close(fd);
+  EXPECT_EQ(got.rfind("HTTP/1.1 431", 0), 0u) << got.substr(0, 200);
+  EXPECT_NE(got.find("exceeds 65536 bytes"), std::string::npos) << got.substr(0, 300);
+}
+
+TEST_F(HttpListenerTest, PipelinedRequestsAreAnsweredInOrder) {
+  Start();
+  const int fd = Connect();
+  Send(fd,
+       "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\n\r\n"
+       "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string got = ReadAll(fd);
+  ::close(fd);
+  const size_t first = got.find("HTTP/1.1 200");
+  const size_t second = got.find("HTTP/1.1 404");
+  const size_t third = got.find("HTTP/1.1 200", first + 1);
+  ASSERT_NE(first, std::string::npos) << got;
+  ASSERT_NE(second, std::string::npos) << got;
+  ASSERT_NE(third, std::string::npos) << got;
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, third);
+}
+
+}  // namespace
+}  // namespace strata::server
