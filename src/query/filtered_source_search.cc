@@ -46,7 +46,9 @@ class Runner {
       lists_.push_back(src_.batches[b]->column(q_.vector_column));
       const arrow::Array& list = lists_.back();
       vectors_.push_back(list.child(0).raw_values<float>() + list.offset() * q_.dim);
+      element_nulls_.push_back(list.child(0).null_count() != 0);
     }
+    cosine_ = q_.distance == index::DistanceType::kCosine;
   }
 
   Result<FilteredSourceResult> Run() {
@@ -54,8 +56,11 @@ class Runner {
     if (q_.predicate != nullptr) bound_ = q_.predicate->Bind(src_);
     // Materialise index candidates only when few enough that exact over them could win.
     const double graph_floor = kVisitsPerBreadth * static_cast<double>(std::max(q_.ef, q_.want));
-    const int64_t max_candidates = q_.hnsw == nullptr ? std::numeric_limits<int64_t>::max()
-                                                      : static_cast<int64_t>(4 * graph_floor);
+    // In double, clamped to the source (ef and offset may be near INT64_MAX).
+    const int64_t max_candidates =
+        q_.hnsw == nullptr
+            ? std::numeric_limits<int64_t>::max()
+            : static_cast<int64_t>(std::min(4 * graph_floor, static_cast<double>(n_)));
     std::vector<const filter::Expr*> conjuncts;
     FlattenAnd(q_.filter->expr()->expr(), &conjuncts);
     int64_t btree_count = -1;
@@ -137,10 +142,25 @@ class Runner {
         1;
     return {b, position - starts_[b]};
   }
+  // The row's vector, or nullptr when exact search skips it (index::ExactSearcher::Scan): a
+  // null vector, a null element, or a zero vector under cosine (no direction).
   const float* Vec(size_t b, int64_t row) const {
     const arrow::Array& list = lists_[b];
     if (list.null_count() != 0 && list.IsNull(row)) return nullptr;
-    return vectors_[b] + row * q_.dim;
+    if (element_nulls_[b]) {
+      const arrow::Array values = list.child(0);
+      const int64_t start = (list.offset() + row) * q_.dim;
+      for (int64_t j = 0; j < q_.dim; ++j) {
+        if (values.IsNull(start + j)) return nullptr;
+      }
+    }
+    const float* v = vectors_[b] + row * q_.dim;
+    if (cosine_) {
+      float norm = 0;
+      for (int64_t j = 0; j < q_.dim; ++j) norm += v[j] * v[j];
+      if (!(norm > 0.0f)) return nullptr;
+    }
+    return v;
   }
   bool InBounds(size_t b, int64_t row) const {
     if (!q_.in_bounds) return true;
@@ -161,10 +181,18 @@ class Runner {
   // Fraction of about `samples` evenly spaced live rows passing the compiled filter.
   double Sample(int64_t samples) const {
     if (n_ == 0) return 1.0;
+    // One row per stratum of `step` rows, at a pseudo-random place in it (a fixed place
+    // aliases with periodic data: every 3rd row flagged and a step of 39).
     const int64_t step = std::max<int64_t>(1, n_ / samples);
     int64_t live = 0, pass = 0;
     size_t b = 0;
-    for (int64_t p = step / 2; p < n_; p += step) {
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int64_t first = 0; first < n_; first += step) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const int64_t p =
+          std::min(n_ - 1, first + static_cast<int64_t>(x % static_cast<uint64_t>(step)));
       if (!src_.IsLive(p)) continue;
       while (b + 1 < starts_.size() && starts_[b + 1] <= p) ++b;
       ++live;
@@ -177,7 +205,13 @@ class Runner {
   Result<double> SampleByEvaluation() const {
     std::vector<SourceHit> hits;
     const int64_t step = std::max<int64_t>(1, n_ / kSampleRows);
-    for (int64_t p = step / 2; p < n_; p += step) {
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int64_t first = 0; first < n_; first += step) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      const int64_t p =
+          std::min(n_ - 1, first + static_cast<int64_t>(x % static_cast<uint64_t>(step)));
       if (src_.IsLive(p)) hits.push_back({q_.source, p});
     }
     if (hits.empty()) return 1.0;
@@ -311,7 +345,9 @@ class Runner {
   std::vector<int64_t> starts_;        // first position of each batch below n_
   std::vector<arrow::Array> lists_;    // the vector column per batch
   std::vector<const float*> vectors_;  // its row 0's floats per batch
-  bool exact_candidates_ = false;      // candidates_ are exactly the passing rows
+  std::vector<bool> element_nulls_;    // the batch's vectors hold null elements
+  bool cosine_ = false;
+  bool exact_candidates_ = false;  // candidates_ are exactly the passing rows
   std::optional<RowPredicate::Bound> bound_;
   std::optional<std::vector<int64_t>> candidates_;
   std::string index_how_;

@@ -100,6 +100,7 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
       fq.hnsw = graph_usable ? planned_ci->hnsw() : nullptr;
       fq.searcher = &searcher;
       fq.query = options.query.data();
+      fq.distance = options.distance;
       fq.vector_column = vcol;
       fq.dim = dim;
       fq.want = want;

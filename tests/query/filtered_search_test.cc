@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -61,6 +62,12 @@ struct Gen {
   }
   std::vector<float> Next() { return Near(rng() % centres.size()); }
 };
+
+// The selectivity a plan line states after `prefix` (-1 when the prefix is missing).
+double Selectivity(const std::string& line, const std::string& prefix) {
+  const size_t at = line.find(prefix);
+  return at == std::string::npos ? -1 : std::stod(line.substr(at + prefix.size()));
+}
 
 Status Insert(table::Table& t, const std::vector<Row>& rows) {
   for (size_t first = 0; first < rows.size(); first += 1000) {
@@ -127,7 +134,7 @@ class FilteredSearchTest : public ::testing::Test {
       if (i % 1111 == 5 && i / 1111 < 9) tag = 6000;
       if (i % 97 != 3) r.tag = tag;
       if (i % 89 != 4) r.name = "n" + std::to_string(tag % 7);
-      r.flag = tag % 2 == 0;
+      r.flag = i % 3 == 0;  // periodic in position: a fixed-stride sample would alias
       r.vec = gen.Next();
       part.push_back(std::move(r));
       const bool flush_now = i < flushed && (i + 1) % per_sstable == 0;
@@ -276,12 +283,6 @@ TEST_F(FilteredSearchTest, EveryPlanFindsTheExactAnswer) {
   }
 }
 
-// The selectivity a plan line states after `prefix` (-1 when the prefix is missing).
-double Selectivity(const std::string& line, const std::string& prefix) {
-  const size_t at = line.find(prefix);
-  return at == std::string::npos ? -1 : std::stod(line.substr(at + prefix.size()));
-}
-
 TEST_F(FilteredSearchTest, PlansDifferPerSourceAndNameTheirEstimate) {
   Load(20000, 18000, 18000);  // one 18,000-row SSTable + 2,000 rows in the MemTable
   Gen probe(5);
@@ -302,6 +303,55 @@ TEST_F(FilteredSearchTest, PlansDifferPerSourceAndNameTheirEstimate) {
   auto p = Search(probe.Next(), "tag % 2 = 0", 10, std::nullopt);
   ASSERT_TRUE(p.ok());
   EXPECT_NEAR(Selectivity(p->plan[0], "HNSW + postfilter (selectivity "), 0.5, 0.1) << p->plan[0];
+}
+
+// Bug reports from a break test of this planner, each with the right value.
+TEST_F(FilteredSearchTest, BreakTestFindings) {
+  Load(20000, 20000, 20000);
+  Gen probe(31);
+  const auto q = probe.Next();
+  // 1. `name IN (NULL)` (only NULL items) on a string column was a 500 ("cannot read utf8 as
+  //    a number") in the evaluator: it is NULL for every row.
+  EXPECT_EQ(Count("name IN (NULL) OR tag = 7"), Count("tag = 7"));
+  EXPECT_EQ(Count("name IN (NULL)"), 0);
+  EXPECT_EQ(Count("name NOT IN (NULL, NULL)"), 0);
+  auto in_null = Search(q, "name IN (NULL) OR tag = 7", 10, std::nullopt);
+  ASSERT_TRUE(in_null.ok()) << in_null.status().ToString();
+  EXPECT_EQ(in_null->num_rows, std::min<int64_t>(10, Count("tag = 7")));
+  // 2. Under cosine a zero vector has no direction: exact search never returns it, and the
+  //    planner's scoring did (for filters it answers).
+  Row zero;
+  zero.id = 900000;
+  zero.tag = 7;
+  zero.vec.assign(kDim, 0.0f);
+  ASSERT_TRUE(Insert(*t_, {zero}).ok());
+  for (const char* f : {"id > 899999", "tag = 7", "id > 899999 OR id < 0"}) {
+    VectorSearchOptions o;
+    o.query = q;
+    o.k = 50;
+    o.distance = DistanceType::kCosine;
+    o.filter = f;
+    o.columns = {ColumnRef{"id", ""}};
+    auto r = VectorSearch(t_->Snapshot(), o);
+    ASSERT_TRUE(r.ok()) << f << ": " << r.status().ToString();
+    for (int64_t id : Ids(*r)) EXPECT_NE(id, 900000) << f;
+  }
+  // 3. A sample at a fixed stride aliased with periodic data (flag = every 3rd row; the
+  //    stride was a multiple of 3): the estimate must be near 1/3.
+  auto periodic = Search(q, "flag = true", 10, std::nullopt);
+  ASSERT_TRUE(periodic.ok());
+  EXPECT_NEAR(Selectivity(periodic->plan[0], "(selectivity "), 1.0 / 3, 0.08) << periodic->plan[0];
+  // 4. A huge offset (or ef) overflowed the candidate limit (undefined behaviour; the plan said
+  //    "matches >= 0 rows").
+  VectorSearchOptions o;
+  o.query = q;
+  o.k = 10;
+  o.offset = std::numeric_limits<int64_t>::max() - 100;
+  o.filter = "tag < 500";
+  auto huge = VectorSearch(t_->Snapshot(), o);
+  ASSERT_TRUE(huge.ok()) << huge.status().ToString();
+  EXPECT_EQ(huge->num_rows, 0);
+  EXPECT_EQ(huge->plan[0].find(">= 0 rows"), std::string::npos) << huge->plan[0];
 }
 
 TEST_F(FilteredSearchTest, AntiCorrelatedFilterFallsBackToExactWithinItsBudget) {

@@ -441,6 +441,9 @@ Result<NodePtr> Binder::BindIn(const ExprPtr& e, int depth) {
     typed.push_back(cmp->children[1]);
   }
   if (typed.empty() && !set->has_null) return Status::Internal("filter: empty IN list");
+  // Only NULL items: `x [NOT] IN (NULL, ...)` is NULL for every row (and the items give no
+  // type to compare x as: a string x was read as a number).
+  if (typed.empty()) return NullLiteral(e, arrow::boolean());
   if (any_float && FamilyOf(*x->type) == Family::kNumber) kind = Kind::kFloat64;
   if (FamilyOf(*x->type) == Family::kNumber && !any_float) {
     kind = x->type->id() == TypeId::kUInt64 ? Kind::kUInt64 : Kind::kInt64;
