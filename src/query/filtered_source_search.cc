@@ -178,42 +178,39 @@ class Runner {
     const auto [b, row] = Loc(position);
     return bound_->TestInBatch(b, row) && InBounds(b, row);
   }
-  // Fraction of about `samples` evenly spaced live rows passing the compiled filter.
-  double Sample(int64_t samples) const {
-    if (n_ == 0) return 1.0;
-    // One row per stratum of `step` rows, at a pseudo-random place in it (a fixed place
-    // aliases with periodic data: every 3rd row flagged and a step of 39).
+  // About `samples` live positions, ascending: one per stratum of n / samples rows, at a
+  // pseudo-random place in it (a fixed place aliases with periodic data: every 3rd row
+  // flagged and a stride of 39).
+  std::vector<int64_t> SamplePositions(int64_t samples) const {
+    std::vector<int64_t> out;
     const int64_t step = std::max<int64_t>(1, n_ / samples);
-    int64_t live = 0, pass = 0;
-    size_t b = 0;
-    uint64_t x = 0x9e3779b97f4a7c15ull;
+    uint64_t x = 0x9e3779b97f4a7c15ull;  // xorshift64, fixed seed: plans are reproducible
     for (int64_t first = 0; first < n_; first += step) {
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
       const int64_t p =
           std::min(n_ - 1, first + static_cast<int64_t>(x % static_cast<uint64_t>(step)));
-      if (!src_.IsLive(p)) continue;
+      if (src_.IsLive(p)) out.push_back(p);
+    }
+    return out;
+  }
+  // Fraction of sampled live rows passing the compiled filter (1 without live rows).
+  double Sample(int64_t samples) const {
+    const std::vector<int64_t> rows = SamplePositions(samples);
+    int64_t pass = 0;
+    size_t b = 0;
+    for (int64_t p : rows) {
       while (b + 1 < starts_.size() && starts_[b + 1] <= p) ++b;
-      ++live;
       if (bound_->TestInBatch(b, p - starts_[b])) ++pass;
     }
-    return live == 0 ? 1.0 : static_cast<double>(pass) / static_cast<double>(live);
+    return rows.empty() ? 1.0 : static_cast<double>(pass) / static_cast<double>(rows.size());
   }
 
-  // Fraction of evenly spaced live rows passing filter::Evaluate.
+  // Fraction of sampled live rows passing filter::Evaluate.
   Result<double> SampleByEvaluation() const {
     std::vector<SourceHit> hits;
-    const int64_t step = std::max<int64_t>(1, n_ / kSampleRows);
-    uint64_t x = 0x9e3779b97f4a7c15ull;
-    for (int64_t first = 0; first < n_; first += step) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      const int64_t p =
-          std::min(n_ - 1, first + static_cast<int64_t>(x % static_cast<uint64_t>(step)));
-      if (src_.IsLive(p)) hits.push_back({q_.source, p});
-    }
+    for (int64_t p : SamplePositions(kSampleRows)) hits.push_back({q_.source, p});
     if (hits.empty()) return 1.0;
     STRATA_ASSIGN_OR_RETURN(std::vector<uint8_t> pass, FilterHits(*q_.shard, *q_.filter, hits));
     int64_t n = 0;

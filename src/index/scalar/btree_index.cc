@@ -204,6 +204,22 @@ struct BTreeIndex::Impl {
     memory_bytes += static_cast<int64_t>((v.capacity() - cap) * sizeof(int64_t));
   }
 
+  // The map range of keys within the bounds (mu_ held); first == last when it is empty or
+  // inverted.
+  using It = std::map<std::string, std::vector<int64_t>, std::less<>>::const_iterator;
+  std::pair<It, It> Bounds(const std::optional<KeyBound>& lower,
+                           const std::optional<KeyBound>& upper) const {
+    It first = map.begin();
+    It last = map.end();
+    if (lower) first = lower->inclusive ? map.lower_bound(lower->key) : map.upper_bound(lower->key);
+    if (upper) last = upper->inclusive ? map.upper_bound(upper->key) : map.lower_bound(upper->key);
+    // An empty or inverted range: `first` at or after `last` in key order.
+    if (first == map.end() || (last != map.end() && !(first->first < last->first))) {
+      return {map.end(), map.end()};
+    }
+    return {first, last};
+  }
+
   // Positions of every non-null key in [first, last) except `skip` when `skip_one`, sorted and
   // unique (mu_ held shared).
   template <typename It>
@@ -285,13 +301,8 @@ std::vector<int64_t> BTreeIndex::NotEqual(std::string_view key) const {
 std::vector<int64_t> BTreeIndex::Range(const std::optional<KeyBound>& lower,
                                        const std::optional<KeyBound>& upper) const {
   std::shared_lock lock(impl_->mu_);
-  const auto& map = impl_->map;
-  auto first = map.begin();
-  auto last = map.end();
-  if (lower) first = lower->inclusive ? map.lower_bound(lower->key) : map.upper_bound(lower->key);
-  if (upper) last = upper->inclusive ? map.upper_bound(upper->key) : map.lower_bound(upper->key);
-  // An empty or inverted range: `first` at or after `last` in key order.
-  if (first == map.end() || (last != map.end() && !(first->first < last->first))) return {};
+  const auto [first, last] = impl_->Bounds(lower, upper);
+  if (first == last) return {};
   return Impl::Collect(first, last, {}, false);
 }
 
@@ -317,12 +328,7 @@ std::vector<int64_t> BTreeIndex::In(const std::vector<std::string>& keys) const 
 int64_t BTreeIndex::CountRange(const std::optional<KeyBound>& lower,
                                const std::optional<KeyBound>& upper, int64_t limit) const {
   std::shared_lock lock(impl_->mu_);
-  const auto& map = impl_->map;
-  auto first = map.begin();
-  auto last = map.end();
-  if (lower) first = lower->inclusive ? map.lower_bound(lower->key) : map.upper_bound(lower->key);
-  if (upper) last = upper->inclusive ? map.upper_bound(upper->key) : map.lower_bound(upper->key);
-  if (first == map.end() || (last != map.end() && !(first->first < last->first))) return 0;
+  const auto [first, last] = impl_->Bounds(lower, upper);
   int64_t n = 0;
   for (auto it = first; it != last && n < limit; ++it) {
     if (it->first != kNullKey) n += static_cast<int64_t>(it->second.size());
