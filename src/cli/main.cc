@@ -50,6 +50,18 @@ int main(int argc, char** argv) {
                    "Most open connections from one client address")
       ->check(CLI::Range(1, 900))
       ->capture_default_str();
+  serve
+      ->add_option("--min-transfer-rate-bytes", opts.min_transfer_rate_bytes,
+                   "After --transfer-grace-ms, a request body and then its response must move "
+                   "at least this many bytes per second on average, or the connection is "
+                   "dropped (0 = no minimum)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
+  serve
+      ->add_option("--transfer-grace-ms", opts.transfer_grace_ms,
+                   "Milliseconds before --min-transfer-rate-bytes applies")
+      ->check(CLI::Range(0, 3600000))
+      ->capture_default_str();
 
   // Request limits (DESIGN.md §9, server/write_limits.h): each violation is a 4xx naming it.
   auto& limits = opts.limits;

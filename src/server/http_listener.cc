@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ struct HttpListener::Conn {
   Clock::time_point deadline;
   size_t served = 0;
   bool close_after = false;  // the response said `Connection: close`
+  bool peer_closed = false;  // the client half-closed after sending (answer, then close)
 
   bool HasHead() const { return buf.find("\r\n\r\n", pos) != std::string::npos; }
   size_t Pending() const { return buf.size() - pos; }
@@ -80,11 +82,11 @@ std::string AddressOf(const sockaddr_storage& a, int* port) {
 // the loop already received, then the socket (non-blocking, waited for with poll).
 class HttpListener::ConnStream : public httplib::Stream {
  public:
-  ConnStream(Conn& c, const ListenerOptions& o) : c_(c), o_(o) {}
+  ConnStream(Conn& c, const ListenerOptions& o) : c_(c), o_(o), start_(Clock::now()) {}
   bool is_readable() const override {
-    return c_.Pending() > 0 || PollFd(c_.fd, POLLIN, o_.io_timeout);
+    return c_.Pending() > 0 || PollFd(c_.fd, POLLIN, Wait(o_.io_timeout));
   }
-  bool is_writable() const override { return PollFd(c_.fd, POLLOUT, o_.write_timeout); }
+  bool is_writable() const override { return PollFd(c_.fd, POLLOUT, Wait(o_.write_timeout)); }
   ssize_t read(char* ptr, size_t size) override {
     if (c_.Pending() > 0) {
       const size_t n = std::min(size, c_.Pending());
@@ -98,9 +100,12 @@ class HttpListener::ConnStream : public httplib::Stream {
     }
     for (;;) {
       const ssize_t r = ::recv(c_.fd, ptr, size, 0);
-      if (r >= 0) return r;
+      if (r >= 0) {
+        moved_ += r;
+        return r;
+      }
       if (errno == EINTR) continue;
-      if ((errno == EAGAIN || errno == EWOULDBLOCK) && PollFd(c_.fd, POLLIN, o_.io_timeout)) {
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) && PollFd(c_.fd, POLLIN, Wait(o_.io_timeout))) {
         continue;
       }
       return -1;
@@ -108,19 +113,35 @@ class HttpListener::ConnStream : public httplib::Stream {
   }
   ssize_t write(const char* ptr, size_t size) override {
     if (!head_written_) {
-      // cpp-httplib writes a response's status line and headers in one call. A handler that
-      // answers without reading the body (401 before an upload) says `Connection: close`:
-      // the unread body must not be parsed as the next request.
-      head_written_ = true;
+      // cpp-httplib writes a response's status line and headers in one call (an interim
+      // `100 Continue` first, which is not the response). A handler that answers without
+      // reading the body (401 before an upload) says `Connection: close`: the unread body
+      // must not be parsed as the next request.
       const std::string_view v(ptr, size);
-      const std::string_view head = v.substr(0, v.find("\r\n\r\n"));
-      if (head.find("\r\nConnection: close") != std::string_view::npos) c_.close_after = true;
+      if (v.rfind("HTTP/1.1 1", 0) != 0) {
+        head_written_ = true;
+        const std::string_view head = v.substr(0, v.find("\r\n\r\n"));
+        if (head.find("\r\nConnection: close") != std::string_view::npos) {
+          c_.close_after = true;
+        }
+      }
+    }
+    if (!writing_) {
+      // The response's rate is measured from its first byte: the handler's own time (a
+      // long flush, a big query) does not count against the client.
+      writing_ = true;
+      start_ = Clock::now();
+      moved_ = 0;
     }
     for (;;) {
       const ssize_t r = ::send(c_.fd, ptr, size, MSG_NOSIGNAL);
-      if (r >= 0) return r;
+      if (r >= 0) {
+        moved_ += r;
+        return r;
+      }
       if (errno == EINTR) continue;
-      if ((errno == EAGAIN || errno == EWOULDBLOCK) && PollFd(c_.fd, POLLOUT, o_.write_timeout)) {
+      if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+          PollFd(c_.fd, POLLOUT, Wait(o_.write_timeout))) {
         continue;
       }
       return -1;
@@ -141,8 +162,23 @@ class HttpListener::ConnStream : public httplib::Stream {
   socket_t socket() const override { return c_.fd; }
 
  private:
+  // How long the next poll may wait: `limit`, cut to the minimum-rate deadline (after a
+  // grace period, a request's body, then its response, must move min_transfer_rate bytes
+  // per second on average, or the worker gives the connection up).
+  std::chrono::milliseconds Wait(std::chrono::milliseconds limit) const {
+    if (o_.min_transfer_rate == 0) return limit;
+    const auto due =
+        start_ + o_.transfer_grace +
+        std::chrono::milliseconds(1000 * moved_ / static_cast<int64_t>(o_.min_transfer_rate));
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(due - Clock::now());
+    return std::max(std::chrono::milliseconds(0), std::min(limit, left));
+  }
+
   Conn& c_;
   const ListenerOptions& o_;
+  Clock::time_point start_;  // of the request (its body), then of its response
+  int64_t moved_ = 0;        // bytes moved through the socket since start_
+  bool writing_ = false;
   bool head_written_ = false;
 };
 
@@ -155,6 +191,23 @@ HttpListener::~HttpListener() {
 
 Result<int> HttpListener::Start(const ListenerOptions& options) {
   options_ = options;
+  // Every connection is a descriptor: raise the soft limit to the hard one if needed, and cap
+  // the connections below what remains (64 kept for data files, WAL and the like).
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0) {
+    const rlim_t want = static_cast<rlim_t>(options_.max_connections) + 256;
+    if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < want) {
+      rlimit raised = lim;
+      raised.rlim_cur = lim.rlim_max == RLIM_INFINITY ? want : std::min(want, lim.rlim_max);
+      if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) lim = raised;
+    }
+    if (lim.rlim_cur != RLIM_INFINITY && lim.rlim_cur < want) {
+      const size_t cap = lim.rlim_cur > 320 ? static_cast<size_t>(lim.rlim_cur - 256) : 64;
+      spdlog::warn("open-file limit {} is low for --max-connections {}: at most {} connections",
+                   static_cast<uint64_t>(lim.rlim_cur), options_.max_connections, cap);
+      options_.max_connections = std::min(options_.max_connections, cap);
+    }
+  }
   const std::string where = options.host + ":" + std::to_string(options.port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -197,6 +250,9 @@ Result<int> HttpListener::Start(const ListenerOptions& options) {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &ev);
   ev.data.fd = wake_fd_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
+  // The Keep-Alive header cpp-httplib writes advertises these.
+  set_keep_alive_timeout(std::max<time_t>(1, options.idle_timeout.count() / 1000));
+  set_keep_alive_max_count(options.max_requests_per_connection);
   pool_ = std::make_unique<httplib::ThreadPool>(std::max<size_t>(1, options.workers));
   loop_ = std::thread([this] { Loop(); });
   return port;
@@ -250,11 +306,25 @@ void HttpListener::Accept() {
         ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        // Out of descriptors: the listening socket stays readable, so stop watching it for
+        // a while instead of spinning (pending clients wait in the backlog); log once per
+        // episode.
+        ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+        accept_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
+        if (!accept_paused_logged_) {
+          spdlog::warn(
+              "accept failed: {} ({} connections open); pausing accepts 100 ms at a "
+              "time until descriptors free up",
+              std::strerror(errno), open_.load());
+          accept_paused_logged_ = true;
+        }
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
         spdlog::warn("accept failed: {}", std::strerror(errno));
       }
       return;
     }
+    accept_paused_logged_ = false;
     auto c = std::make_unique<Conn>();
     c->fd = fd;
     c->ip = AddressOf(a, &c->port);
@@ -301,6 +371,12 @@ void HttpListener::OnReadable(Conn* c) {
     }
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (r == 0 && c->HasHead()) {
+      // Half-closed after a whole request: answer it, then close.
+      c->peer_closed = true;
+      Dispatch(c);
+      return;
+    }
     // Closed by the peer (or an error): nothing to answer.
     const int fd = c->fd;
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
@@ -340,10 +416,13 @@ void HttpListener::Dispatch(Conn* c) {
 void HttpListener::Serve(Conn* raw) {
   std::unique_ptr<Conn> c(raw);
   bool keep = false;
-  if (!stopping_.load()) {
+  {
+    // Also while stopping: a request whose head arrived is answered (Connection: close), so
+    // a client never has to guess whether its write happened.
     ConnStream stream(*c, options_);
     ++c->served;
-    const bool last = c->served >= options_.max_requests_per_connection || stopping_.load();
+    const bool last =
+        c->served >= options_.max_requests_per_connection || stopping_.load() || c->peer_closed;
     bool closed = false;
     const bool ok = process_request(stream, last, closed, {});
     keep = ok && !closed && !last && !c->close_after && !stopping_.load();
@@ -383,6 +462,13 @@ void HttpListener::Loop() {
       back.swap(returned_);
     }
     const auto now = Clock::now();
+    if (accept_paused_until_ != Clock::time_point{} && now >= accept_paused_until_) {
+      accept_paused_until_ = {};
+      epoll_event lev{};
+      lev.events = EPOLLIN;
+      lev.data.fd = listen_fd_;
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, listen_fd_, &lev);
+    }
     for (auto& c : back) {
       const int fd = c->fd;
       c->reading_head = c->Pending() > 0;

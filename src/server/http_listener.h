@@ -15,7 +15,12 @@
 //     address; beyond, a new connection gets `503` and is closed;
 //   - a head larger than `max_header_bytes` gets `431` and the connection is closed;
 //   - bodies and responses are read and written by the worker with `io_timeout` per
-//     operation (poll), as before.
+//     operation (poll) and, after `transfer_grace`, at least `min_transfer_rate` bytes per
+//     second on average, so a client trickling a body or not reading its response releases
+//     its worker after seconds, not never;
+//   - a request whose head arrived is answered even while stopping (Connection: close), and
+//     so is one whose client half-closed after sending it;
+//   - out of descriptors, accepting pauses (100 ms at a time) instead of spinning.
 // Pipelined requests are served in order (bytes read past a head stay with the connection).
 // Thread-safety: Start/Shutdown/Join from one controlling thread; the loop thread owns the
 // connection table; workers own the connection they serve and hand it back through a queue
@@ -51,6 +56,11 @@ struct ListenerOptions {
   size_t max_connections_per_ip = 256;
   size_t max_header_bytes = 64 * 1024;
   size_t max_requests_per_connection = 10000;
+  /// After `transfer_grace`, a request's body and its response must move at least this many
+  /// bytes per second on average or the worker drops the connection (0 = no minimum): a
+  /// client trickling a body or not reading a response cannot hold a worker for long.
+  size_t min_transfer_rate = 16 * 1024;
+  std::chrono::milliseconds transfer_grace{10000};
 };
 
 class HttpListener : public httplib::Server {
@@ -101,6 +111,9 @@ class HttpListener : public httplib::Server {
   std::map<std::string, size_t> per_ip_;  // guarded by mu_ (the loop and closing workers)
   std::mutex mu_;
   std::deque<std::unique_ptr<Conn>> returned_;  // guarded by mu_: served, back to the loop
+  // Loop thread only: accepts paused (out of descriptors) until then; logged once.
+  std::chrono::steady_clock::time_point accept_paused_until_{};
+  bool accept_paused_logged_ = false;
 };
 
 }  // namespace strata::server

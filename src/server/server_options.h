@@ -57,6 +57,11 @@ struct ServerOptions {
   int idle_timeout_ms = 60000;
   int max_connections = 768;
   int max_connections_per_ip = 256;
+  /// After transfer_grace_ms, a request body and then its response must move at least
+  /// min_transfer_rate_bytes per second on average (--min-transfer-rate-bytes, 0 = off;
+  /// --transfer-grace-ms), or the connection is dropped and its worker freed.
+  int64_t min_transfer_rate_bytes = 16 * 1024;
+  int transfer_grace_ms = 10000;
   /// Rows per write, vector dimension, k, filter length, string value size.
   RequestLimits limits;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).

@@ -252,5 +252,70 @@ TEST_F(HttpListenerTest, PipelinedRequestsAreAnsweredInOrder) {
   EXPECT_LT(second, third);
 }
 
+// Findings of a break test, each with the right value.
+TEST_F(HttpListenerTest, HalfClosedClientIsAnswered) {
+  Start();
+  for (int i = 0; i < 50; ++i) {
+    const int fd = Connect();
+    Send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    ::shutdown(fd, SHUT_WR);
+    const std::string got = ReadAll(fd);
+    ::close(fd);
+    ASSERT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << "try " << i << ": " << got;
+  }
+}
+
+TEST_F(HttpListenerTest, ExpectContinueBodyIsNeverParsedAsARequest) {
+  ServerOptions o;
+  o.api_keys = {"k1"};
+  Start(o);
+  const int fd = Connect();
+  const std::string smuggled = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  Send(fd,
+       "POST /v1/table/t/insert/ HTTP/1.1\r\nHost: x\r\nx-api-key: wrong\r\n"
+       "Content-Length: " +
+           std::to_string(smuggled.size()) + "\r\nExpect: 100-continue\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ::send(fd, smuggled.data(), smuggled.size(), MSG_NOSIGNAL);
+  const std::string got = ReadAll(fd);  // the server must close after its 401
+  ::close(fd);
+  EXPECT_NE(got.find("HTTP/1.1 401"), std::string::npos) << got;
+  EXPECT_EQ(got.find("\r\n\r\nok"), std::string::npos) << got;
+}
+
+TEST_F(HttpListenerTest, SlowBodiesReleaseTheirWorkers) {
+  ServerOptions o;
+  o.threads = 2;
+  o.transfer_grace_ms = 500;
+  o.min_transfer_rate_bytes = 1024;
+  Start(o);
+  std::vector<int> slow;
+  for (int i = 0; i < 4; ++i) {
+    slow.push_back(Connect());
+    Send(slow.back(),
+         "POST /v1/table/t/insert/ HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\nab");
+  }
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop.load()) {
+      for (int fd : slow) ::send(fd, "a", 1, MSG_NOSIGNAL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  // Both workers hold a slow body at first; within the grace plus a little they are freed.
+  const auto t0 = Clock::now();
+  const double ms = HealthzMs();
+  const double waited = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  stop.store(true);
+  trickle.join();
+  EXPECT_GT(ms, 0);
+  EXPECT_LT(waited, 5000);
+  for (int fd : slow) {
+    const std::string got = ReadAll(fd);  // dropped: no answer or an error, then EOF
+    EXPECT_EQ(got.find("HTTP/1.1 200"), std::string::npos) << got;
+    ::close(fd);
+  }
+}
+
 }  // namespace
 }  // namespace strata::server
