@@ -68,7 +68,7 @@ struct FilteredSourceQuery {
   const RowPredicate* predicate = nullptr;  // the compiled filter, or nullptr
   const index::HnswIndex* hnsw = nullptr;   // usable graph of the source, or nullptr
   const index::ExactSearcher* searcher = nullptr;
-  const float* query = nullptr;               // dim floats (the graph normalises it for cosine)
+  const float* query = nullptr;  // dim floats (the graph normalises it for cosine)
   index::DistanceType distance = index::DistanceType::kL2;  // the searcher's
   int vector_column = 0;
   int64_t dim = 0;

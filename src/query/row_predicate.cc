@@ -280,17 +280,4 @@ bool RowPredicate::Bound::Test(int64_t position) const {
   return TestInBatch(static_cast<size_t>(b), row);
 }
 
-double RowPredicate::Bound::SampleFraction(int64_t samples) const {
-  const int64_t n = source_->num_rows;
-  if (n == 0 || samples < 1) return 1.0;
-  const int64_t step = std::max<int64_t>(1, n / samples);
-  int64_t live = 0, pass = 0;
-  for (int64_t p = step / 2; p < n; p += step) {
-    if (!source_->IsLive(p)) continue;
-    ++live;
-    if (Test(p)) ++pass;
-  }
-  return live == 0 ? 1.0 : static_cast<double>(pass) / static_cast<double>(live);
-}
-
 }  // namespace strata::query

@@ -1,6 +1,7 @@
 // A filter compiled into per-row checks over a read source's Arrow arrays, so filtered vector
 // search can test the rows a graph search reaches one at a time (and sample a source to measure
-// a filter's selectivity) without evaluating the filter over every row first.
+// a filter's selectivity: filtered_source_search.cc) without evaluating the filter over every
+// row first.
 //
 // Compiles when every top-level AND conjunct of the filter is one of:
 //   col <op> literal  (either side; =, !=, <, <=, >, >=)  integer columns (int8..int64,
@@ -44,8 +45,6 @@ class RowPredicate {
     bool TestInBatch(size_t batch, int64_t row) const;
     /// Whether position `position` passes (false out of [0, num_rows); liveness not checked).
     bool Test(int64_t position) const;
-    /// Fraction of `samples` evenly spaced live rows that pass (1 when the source has none).
-    double SampleFraction(int64_t samples) const;
 
    private:
     friend class RowPredicate;
