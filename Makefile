@@ -117,12 +117,18 @@ bench-l0: deps
 	cmake --build $(BUILD) -j $(JOBS) --target l0_bench
 	$(BUILD)/l0_bench
 
-# Filtered vector search at every selectivity, in-process (issue 20): q/s against unfiltered
-# and recall@10 per filter, with the planner's choice (bench/filtered_search_bench.cc).
-bench-query: deps
-	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
-	cmake --build $(BUILD) -j $(JOBS) --target filtered_search_bench
+# The query path (issue 20): filtered vector search at every selectivity, in-process (q/s
+# against unfiltered and recall@10 per filter, with the planner's choice;
+# bench/filtered_search_bench.cc), then the per-request cost through the server (bench-request).
+bench-query: build
 	$(BUILD)/filtered_search_bench
+	$(BUILD)/request_cost_bench $(BUILD)/strata
+
+# Per-request cost of a vector query through the server (issue 20): wrk at 1 and 8 connections
+# against `strata serve` on Fashion-MNIST (base + MemTable, and 4 tiers) next to raw hnswlib
+# in-process; q/s, mean latency, server CPU per query, recall (bench/request_cost_bench.cc).
+bench-request: build
+	$(BUILD)/request_cost_bench $(BUILD)/strata
 
 bench-read-view: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release

@@ -63,6 +63,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 3600000))
       ->capture_default_str();
 
+  serve
+      ->add_option("--keepalive-linger-us", opts.keepalive_linger_us,
+                   "After a response, microseconds a worker waits for the next request on the "
+                   "same keep-alive connection while another worker is idle, instead of "
+                   "handing the connection back to the event loop (0 = never)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
+
   // Request limits (DESIGN.md §9, server/write_limits.h): each violation is a 4xx naming it.
   auto& limits = opts.limits;
   serve

@@ -413,19 +413,70 @@ void HttpListener::Dispatch(Conn* c) {
   pool_->enqueue([this, raw] { Serve(raw); });
 }
 
+// Answers the request whose head is buffered; returns whether the connection stays open.
+bool HttpListener::ServeOne(Conn& c) {
+  // Also while stopping: a request whose head arrived is answered (Connection: close), so
+  // a client never has to guess whether its write happened.
+  ConnStream stream(c, options_);
+  ++c.served;
+  const bool last =
+      c.served >= options_.max_requests_per_connection || stopping_.load() || c.peer_closed;
+  bool closed = false;
+  const bool ok = process_request(stream, last, closed, {});
+  return ok && !closed && !last && !c.close_after && !stopping_.load();
+}
+
+// Waits up to options_.linger for the next request head on `c` while another worker is idle.
+// Returns true when a whole head is buffered; sets *keep = false when the peer closed first.
+bool HttpListener::Linger(Conn& c, bool* keep) {
+  if (options_.linger.count() <= 0) return false;
+  const auto workers = static_cast<int64_t>(std::max<size_t>(1, options_.workers));
+  const auto end = Clock::now() + options_.linger;
+  for (;;) {
+    // in_flight_ counts this connection: below `workers`, nothing queued and a worker idle.
+    if (stopping_.load() || in_flight_.load() >= workers) return false;
+    const auto now = Clock::now();
+    if (now >= end) return false;
+    // Slices, so that a request queued meanwhile ends the wait soon.
+    const auto slice = std::min<Clock::duration>(end - now, std::chrono::microseconds(200));
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(slice).count();
+    timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    pollfd p{c.fd, POLLIN | POLLRDHUP, 0};
+    const int r = ::ppoll(&p, 1, &ts, nullptr);
+    if (r < 0 && errno != EINTR) return false;
+    if (r <= 0) continue;
+    char tmp[16384];
+    for (;;) {
+      if (c.Pending() > options_.max_header_bytes) return false;  // the loop answers 431
+      const ssize_t n = ::recv(c.fd, tmp, sizeof(tmp), 0);
+      if (n > 0) {
+        c.buf.append(tmp, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+      if (c.HasHead()) {
+        c.peer_closed = true;  // half-closed after a whole request: answer it, then close
+        return true;
+      }
+      *keep = false;  // closed by the peer (or an error): nothing to answer
+      return false;
+    }
+    if (c.HasHead()) return true;
+    if (c.Pending() > 0) return false;  // a partial head: the loop applies the header deadline
+  }
+}
+
 void HttpListener::Serve(Conn* raw) {
   std::unique_ptr<Conn> c(raw);
-  bool keep = false;
-  {
-    // Also while stopping: a request whose head arrived is answered (Connection: close), so
-    // a client never has to guess whether its write happened.
-    ConnStream stream(*c, options_);
-    ++c->served;
-    const bool last =
-        c->served >= options_.max_requests_per_connection || stopping_.load() || c->peer_closed;
-    bool closed = false;
-    const bool ok = process_request(stream, last, closed, {});
-    keep = ok && !closed && !last && !c->close_after && !stopping_.load();
+  bool keep = ServeOne(*c);
+  // A pipelined request, or the next one arriving while this worker lingers.
+  while (keep) {
+    if (!c->HasHead()) {
+      if (!Linger(*c, &keep)) break;
+      lingered_.fetch_add(1);
+    }
+    keep = ServeOne(*c);
   }
   if (keep) {
     std::lock_guard<std::mutex> lock(mu_);

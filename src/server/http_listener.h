@@ -61,6 +61,12 @@ struct ListenerOptions {
   /// client trickling a body or not reading a response cannot hold a worker for long.
   size_t min_transfer_rate = 16 * 1024;
   std::chrono::milliseconds transfer_grace{10000};
+  /// After a response on a keep-alive connection, the worker waits this long for the next
+  /// request on it (blocked in ppoll, no spinning) before handing the connection back to the
+  /// loop, but only while another worker is idle (no request waits for this one): a client
+  /// sending requests back to back skips the loop's wake-up, the epoll re-arm and the queue
+  /// hand-off, and stays on a warm core (issue 20's 1-connection figure). 0 = never.
+  std::chrono::microseconds linger{1000};
 };
 
 class HttpListener : public httplib::Server {
@@ -84,6 +90,8 @@ class HttpListener : public httplib::Server {
   /// Connections open now, and refused for the caps since Start.
   int64_t open_connections() const { return open_.load(); }
   int64_t refused_connections() const { return refused_.load(); }
+  /// Requests served by a worker that lingered for them (options.linger), since Start.
+  int64_t lingered_requests() const { return lingered_.load(); }
 
  private:
   struct Conn;
@@ -93,6 +101,8 @@ class HttpListener : public httplib::Server {
   void OnReadable(Conn* c);
   void Dispatch(Conn* c);
   void Serve(Conn* c);
+  bool ServeOne(Conn& c);
+  bool Linger(Conn& c, bool* keep);
   void Close(Conn* c);
   void Wake();
 
@@ -106,6 +116,7 @@ class HttpListener : public httplib::Server {
   std::atomic<int64_t> in_flight_{0};
   std::atomic<int64_t> open_{0};
   std::atomic<int64_t> refused_{0};
+  std::atomic<int64_t> lingered_{0};
   // Loop thread only: every open connection not being served, by fd.
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<std::string, size_t> per_ip_;  // guarded by mu_ (the loop and closing workers)

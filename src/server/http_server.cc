@@ -38,6 +38,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   lo.max_connections_per_ip = static_cast<size_t>(std::max(1, options.max_connections_per_ip));
   lo.min_transfer_rate = static_cast<size_t>(std::max<int64_t>(0, options.min_transfer_rate_bytes));
   lo.transfer_grace = std::chrono::milliseconds(std::max(0, options.transfer_grace_ms));
+  lo.linger = std::chrono::microseconds(std::max(0, options.keepalive_linger_us));
   RegisterRoutes(server->svr_, server->ctx_);
   STRATA_ASSIGN_OR_RETURN(server->port_, server->svr_.Start(lo));
   return server;

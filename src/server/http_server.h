@@ -33,6 +33,8 @@ class HttpServer {
   int port() const { return port_; }
   /// "http://HOST:PORT".
   std::string url() const;
+  /// Requests served by a worker that lingered for them on a keep-alive connection.
+  int64_t lingered_requests() const { return svr_.lingered_requests(); }
   /// True until Stop() or a fatal listener error.
   bool running() const { return !stopped_.load(); }
 

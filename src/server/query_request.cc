@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_fast_parse.h"
 #include "common/json_guard.h"
 
 namespace strata::server {
@@ -16,7 +17,23 @@ namespace {
 // Insertion-ordered, so a `columns` object keeps the order the client gave its aliases.
 using json = nlohmann::ordered_json;
 
-Result<json> ParseObject(std::string_view body, const char* route, bool allow_empty) {
+// nlohmann's parser: for what the fast path rejects, with the error's byte position.
+Result<json> ParseSlow(std::string_view body, const char* route) {
+  try {
+    return json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& e) {
+    return Status::Invalid(std::string(route) + ": the request body is not valid JSON " +
+                           DescribeJsonParseError(e.byte, e.what()));
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string(route) +
+                           ": the request body is not valid JSON: " + Excerpt(e.what(), 200));
+  }
+}
+
+// `vector_floats`, when given, receives the top-level "vector" member's numbers when the fast
+// path read them directly (FastParseOrderedJsonWithFloats); the tree then holds [0] there.
+Result<json> ParseObject(std::string_view body, const char* route, bool allow_empty,
+                         std::vector<float>* vector_floats = nullptr) {
   size_t first = 0;
   while (first < body.size() && std::isspace(static_cast<unsigned char>(body[first]))) ++first;
   if (first == body.size()) {
@@ -24,16 +41,17 @@ Result<json> ParseObject(std::string_view body, const char* route, bool allow_em
     return Status::Invalid(std::string(route) +
                            ": the request body is empty; expected a JSON object");
   }
-  STRATA_RETURN_IF_ERROR(CheckJsonDepth(body, route));
   json j;
-  try {
-    j = json::parse(body.begin(), body.end());
-  } catch (const json::parse_error& e) {
-    return Status::Invalid(std::string(route) + ": the request body is not valid JSON " +
-                           DescribeJsonParseError(e.byte, e.what()));
-  } catch (const std::exception& e) {
-    return Status::Invalid(std::string(route) +
-                           ": the request body is not valid JSON: " + Excerpt(e.what(), 200));
+  std::optional<json> fast = vector_floats != nullptr
+                                 ? FastParseOrderedJsonWithFloats(body, "vector", vector_floats)
+                                 : FastParseOrderedJson(body);
+  if (fast) {
+    j = std::move(*fast);
+  } else {
+    if (vector_floats != nullptr) vector_floats->clear();  // the tree below holds the vector
+    // Named as the router names it for the other JSON routes ("query/: ...").
+    STRATA_RETURN_IF_ERROR(CheckJsonDepth(body, std::string(route) + "/"));
+    STRATA_ASSIGN_OR_RETURN(j, ParseSlow(body, route));
   }
   if (!j.is_object()) {
     return Status::Invalid(std::string(route) + ": the request body must be a JSON object");
@@ -354,7 +372,9 @@ Status CheckReservedNames(const std::vector<query::ColumnRef>& columns,
 }  // namespace
 
 Result<QueryRequest> ParseQueryRequest(std::string_view body) {
-  STRATA_ASSIGN_OR_RETURN(json j, ParseObject(body, "query", /*allow_empty=*/false));
+  std::vector<float> vector_floats;
+  STRATA_ASSIGN_OR_RETURN(json j,
+                          ParseObject(body, "query", /*allow_empty=*/false, &vector_floats));
   QueryRequest req;
   STRATA_ASSIGN_OR_RETURN(req.version, GetVersion(j));
   if (!IsNull(j, "order_by")) return Status::NotSupported("order_by is not supported yet");
@@ -427,7 +447,9 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   STRATA_RETURN_IF_ERROR(CheckReservedNames(
       columns, {query::kDistanceColumn, with_row_id ? query::kRowIdColumn : nullptr}));
   query::VectorSearchOptions vs;
-  if (vit->size() == 1 && (*vit)[0].is_array()) {
+  if (!vector_floats.empty()) {
+    vs.query = std::move(vector_floats);  // read by the fast parser (a flat array of numbers)
+  } else if (vit->size() == 1 && (*vit)[0].is_array()) {
     STRATA_ASSIGN_OR_RETURN(vs.query, GetVector((*vit)[0]));  // [[...]] with one vector
   } else {
     STRATA_ASSIGN_OR_RETURN(vs.query, GetVector(*vit));

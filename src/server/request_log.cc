@@ -1,13 +1,19 @@
 #include "server/request_log.h"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include <spdlog/cfg/env.h>
 #include <spdlog/details/log_msg.h>
 #include <spdlog/formatter.h>
 #include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
@@ -123,6 +129,50 @@ Result<LogFormat> ParseLogFormat(std::string_view name) {
   return Status::Invalid("--log-format must be 'text' or 'json', got '" + std::string(name) + "'");
 }
 
+namespace {
+
+// Standard error, buffered. A write(2) per request line cost about 100 us of server time per
+// query here (wrk, 1 connection: 2,500 q/s with the line written at once, 3,300-3,700 with
+// stderr on /dev/null; issue 20), so lines are written out when 64 KiB accumulate, when a
+// line comes 200 ms after the last write, at every line of the "strata" logger and of warn
+// and above (flush_on), and every second (spdlog::flush_every). A kill -9 loses at most the
+// last second of info request lines. Guarded by base_sink's mutex.
+class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  ~BufferedStderrSink() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    flush_();
+  }
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(msg, formatted);
+    buf_.append(formatted.data(), formatted.size());
+    const auto now = std::chrono::steady_clock::now();
+    if (buf_.size() >= kMaxBuffered || now - last_write_ >= kMaxDelay) flush_();
+  }
+  void flush_() override {
+    last_write_ = std::chrono::steady_clock::now();
+    size_t done = 0;
+    while (done < buf_.size()) {
+      const ssize_t n = ::write(STDERR_FILENO, buf_.data() + done, buf_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // stderr closed or full: the lines are dropped, never the request
+      done += static_cast<size_t>(n);
+    }
+    buf_.clear();
+  }
+
+ private:
+  static constexpr size_t kMaxBuffered = 64 * 1024;
+  static constexpr std::chrono::milliseconds kMaxDelay{200};
+  std::string buf_;
+  std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
 Status ConfigureLogging(LogFormat format, std::string_view level) {
   const spdlog::level::level_enum lvl = spdlog::level::from_str(std::string(level));
   if (lvl == spdlog::level::off && level != "off") {
@@ -131,8 +181,8 @@ Status ConfigureLogging(LogFormat format, std::string_view level) {
         "critical, off; got '" +
         std::string(level) + "'");
   }
-  // Both loggers share one stderr sink (stdout carries the "listening" line).
-  auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+  // Both loggers share one buffered stderr sink (stdout carries the "listening" line).
+  auto sink = std::make_shared<BufferedStderrSink>();
   if (format == LogFormat::kJson) {
     sink->set_formatter(std::make_unique<JsonFormatter>());
   }
@@ -140,8 +190,11 @@ Status ConfigureLogging(LogFormat format, std::string_view level) {
   spdlog::drop(kRequestLoggerName);
   auto main_logger = std::make_shared<spdlog::logger>(kDefaultLoggerName, sink);
   auto request_logger = std::make_shared<spdlog::logger>(kRequestLoggerName, sink);
+  main_logger->flush_on(spdlog::level::trace);  // few lines: each is written at once
+  request_logger->flush_on(spdlog::level::warn);
   spdlog::register_logger(request_logger);
   spdlog::set_default_logger(main_logger);
+  spdlog::flush_every(std::chrono::seconds(1));
   spdlog::set_level(lvl);
   spdlog::cfg::load_env_levels();
   g_format = format;

@@ -9,6 +9,8 @@
 //      "request_id":"5f0c...","method":"POST","route":"delete",...}
 //     {"ts":"...","level":"info","logger":"strata","msg":"serving data directory ..."}
 // Requests log at info (status < 400), warn (4xx) or error (5xx) on the logger "request".
+// Standard error is buffered: request lines below warn reach it within a second (or 200 ms
+// when more lines follow); every other line is written at once (request_log.cc says why).
 // Thread-safety: ConfigureLogging once at start (before threads serve requests);
 // FormatRequestLine is pure; LogRequest may run on many threads (spdlog loggers are _mt).
 #pragma once

@@ -104,8 +104,10 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   req.body = body ? std::move(body) : arrow::Buffer::AllocateZeroed(0);
   const std::string& action = req.route.action;
   // Deep JSON would overflow the stack wherever a parsed value is serialized: reject it before
-  // any parser runs (every JSON route; the parsers check again).
-  if (HasJsonBody(action, http)) {
+  // any parser runs (every JSON route; the parsers check again). query/ is left to its parser,
+  // which enforces the same limit while it builds the tree (common/json_fast_parse.h): a
+  // separate pass over a 784-d vector body was 1.5% of a query's server CPU.
+  if (action != "query" && HasJsonBody(action, http)) {
     Status depth = CheckJsonDepth(req.body_view(), action + "/");
     if (!depth.ok()) return SendError(res, depth);
   }

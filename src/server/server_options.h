@@ -62,6 +62,10 @@ struct ServerOptions {
   /// --transfer-grace-ms), or the connection is dropped and its worker freed.
   int64_t min_transfer_rate_bytes = 16 * 1024;
   int transfer_grace_ms = 10000;
+  /// After a response, a worker waits up to this many microseconds for the next request on
+  /// the same keep-alive connection while another worker is idle (--keepalive-linger-us;
+  /// 0 = hand the connection straight back to the event loop). HttpListener::linger.
+  int keepalive_linger_us = 1000;
   /// Rows per write, vector dimension, k, filter length, string value size.
   RequestLimits limits;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).

@@ -46,6 +46,38 @@ TEST(QueryRequestTest, VectorQueryAsTheNodeClientSendsIt) {
   EXPECT_EQ(r->version, 4u);
 }
 
+// The fast parser (common/json_fast_parse.h) reads a flat vector into floats; a body it
+// declines (here an integer beyond 64 bits, which nlohmann reads as a float) takes nlohmann's
+// path, and the vector then comes from nlohmann's tree: the same request either way.
+TEST(QueryRequestTest, VectorIsTheSameThroughTheFastAndTheFallbackParser) {
+  for (const char* extra : {"", R"(,"nprobes":18446744073709551616)"}) {
+    auto r = ParseQueryRequest(std::string(R"({"vector":[0.5,-2,3e1],"k":4)") + extra + "}");
+    ASSERT_TRUE(r.ok()) << extra << ": " << r.status().ToString();
+    const auto& vs = std::get<query::VectorSearchOptions>(r->plan);
+    EXPECT_EQ(vs.query, (std::vector<float>{0.5f, -2.0f, 30.0f})) << extra;
+    EXPECT_EQ(vs.k, 4) << extra;
+  }
+  // [[...]] (one vector wrapped) and a repeated "vector" key (the last one counts).
+  auto wrapped = ParseQueryRequest(R"({"vector":[[1,2]],"k":1})");
+  ASSERT_TRUE(wrapped.ok()) << wrapped.status().ToString();
+  EXPECT_EQ(std::get<query::VectorSearchOptions>(wrapped->plan).query, (std::vector<float>{1, 2}));
+  auto repeated = ParseQueryRequest(R"({"vector":[1,2],"k":1,"vector":[5,6,7]})");
+  ASSERT_TRUE(repeated.ok()) << repeated.status().ToString();
+  EXPECT_EQ(std::get<query::VectorSearchOptions>(repeated->plan).query,
+            (std::vector<float>{5, 6, 7}));
+  auto to_scan = ParseQueryRequest(R"({"vector":[1,2],"k":1,"vector":[]})");
+  ASSERT_TRUE(to_scan.ok()) << to_scan.status().ToString();
+  EXPECT_TRUE(std::holds_alternative<query::ScanOptions>(to_scan->plan));
+  // Too deep: rejected by the fallback's depth check, naming the route.
+  std::string deep =
+      R"({"k":1,"vector":[1],"x":)" + std::string(70, '[') + std::string(70, ']') + "}";
+  auto too_deep = ParseQueryRequest(deep);
+  ASSERT_FALSE(too_deep.ok());
+  EXPECT_NE(too_deep.status().message().find("JSON nesting is deeper than the limit of 64"),
+            std::string::npos)
+      << too_deep.status().ToString();
+}
+
 TEST(QueryRequestTest, CarriesFiltersBoundsAndDynamicProjections) {
   auto r = ParseQueryRequest(
       R"x({"k":5,"vector":[1,2],"filter":"price > 1 AND cat IN ('a','b')","prefilter":false,)x"
