@@ -1,7 +1,10 @@
 #include "server/request_log.h"
 
+#include <limits.h>
+#include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -136,7 +139,13 @@ namespace {
 // stderr on /dev/null; issue 20), so lines are written out when 64 KiB accumulate, when a
 // line comes 200 ms after the last write, at every line of the "strata" logger and of warn
 // and above (flush_on), and every second (spdlog::flush_every). A kill -9 loses at most the
-// last second of info request lines. Guarded by base_sink's mutex.
+// last second of info request lines.
+// Never blocks on a reader that does not read (a full pipe): bytes go out only while poll
+// says stderr is writable, at most PIPE_BUF at a time (a pipe then takes them without
+// blocking); what cannot go out waits in the buffer, and beyond kMaxPending bytes new lines
+// are dropped and counted, and the count is written once stderr drains. A blocked stderr used
+// to stall every worker (a break test: a full pipe, then no request answered, and SIGTERM
+// ignored until the pipe closed). Guarded by base_sink's mutex.
 class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
  public:
   ~BufferedStderrSink() override {
@@ -148,7 +157,11 @@ class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
   void sink_it_(const spdlog::details::log_msg& msg) override {
     spdlog::memory_buf_t formatted;
     formatter_->format(msg, formatted);
-    buf_.append(formatted.data(), formatted.size());
+    if (buf_.size() + formatted.size() > kMaxPending) {
+      ++dropped_;
+    } else {
+      buf_.append(formatted.data(), formatted.size());
+    }
     const auto now = std::chrono::steady_clock::now();
     if (buf_.size() >= kMaxBuffered || now - last_write_ >= kMaxDelay) flush_();
   }
@@ -156,18 +169,34 @@ class BufferedStderrSink final : public spdlog::sinks::base_sink<std::mutex> {
     last_write_ = std::chrono::steady_clock::now();
     size_t done = 0;
     while (done < buf_.size()) {
-      const ssize_t n = ::write(STDERR_FILENO, buf_.data() + done, buf_.size() - done);
+      pollfd p{STDERR_FILENO, POLLOUT, 0};
+      const int ready = ::poll(&p, 1, 0);
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready <= 0 || (p.revents & POLLOUT) == 0) break;  // not writable now: keep the rest
+      const size_t chunk = std::min<size_t>(buf_.size() - done, PIPE_BUF);
+      const ssize_t n = ::write(STDERR_FILENO, buf_.data() + done, chunk);
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // stderr closed or full: the lines are dropped, never the request
+      if (n <= 0) {  // stderr closed or failing: the lines are dropped, never the request
+        done = buf_.size();
+        break;
+      }
       done += static_cast<size_t>(n);
     }
-    buf_.clear();
+    buf_.erase(0, done);
+    if (dropped_ > 0 && buf_.empty()) {
+      buf_ = "[request log] " + std::to_string(dropped_) +
+             " log lines dropped: stderr was not being read\n";
+      dropped_ = 0;
+      flush_();
+    }
   }
 
  private:
   static constexpr size_t kMaxBuffered = 64 * 1024;
+  static constexpr size_t kMaxPending = 4 * 1024 * 1024;
   static constexpr std::chrono::milliseconds kMaxDelay{200};
   std::string buf_;
+  uint64_t dropped_ = 0;
   std::chrono::steady_clock::time_point last_write_ = std::chrono::steady_clock::now();
 };
 

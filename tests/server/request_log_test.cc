@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -130,6 +131,71 @@ TEST(RequestLog, InfoLinesAreBufferedWarnLinesWriteEverything) {
   EXPECT_LT(first, second);
   EXPECT_EQ(after_warn.find("request_id=third"), std::string::npos);
   EXPECT_NE(later.find("request_id=third"), std::string::npos) << later;
+}
+
+// A reader that does not read (a full pipe on stderr) never blocks a request: lines wait in
+// the buffer, beyond 4 MiB they are dropped and counted, and the count is written once the
+// pipe drains (a break test found every worker stalled behind a blocked write).
+TEST(RequestLog, AFullPipeNeverBlocksAndDropsAreCounted) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  std::fflush(stderr);
+  const int saved = ::dup(STDERR_FILENO);
+  ASSERT_EQ(::dup2(p[1], STDERR_FILENO), STDERR_FILENO);
+  ::close(p[1]);
+  const auto previous = spdlog::default_logger();
+  ASSERT_TRUE(ConfigureLogging(LogFormat::kText, "info").ok());
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int i = 0; i < 30000; ++i) {
+      RequestLogEntry e = Sample();  // 400: warn, each line flushes
+      e.request_id = "x" + std::to_string(i);
+      LogRequest(e);
+    }
+    done = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  const bool finished = done.load();
+  // Drain the pipe (this also frees the writer if it was blocked), flushing as it empties.
+  ASSERT_EQ(::fcntl(p[0], F_SETFL, O_NONBLOCK), 0);
+  std::string got;
+  char buf[65536];
+  const auto drain_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (got.find("log lines dropped") == std::string::npos &&
+         std::chrono::steady_clock::now() < drain_deadline) {
+    const ssize_t n = ::read(p[0], buf, sizeof(buf));
+    if (n > 0) {
+      got.append(buf, static_cast<size_t>(n));
+    } else {
+      spdlog::get("request")->flush();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  writer.join();
+  spdlog::drop("request");
+  spdlog::drop("strata");
+  spdlog::set_default_logger(previous);
+  ::dup2(saved, STDERR_FILENO);
+  ::close(saved);
+  ::close(p[0]);
+
+  EXPECT_TRUE(finished) << "logging blocked on a full pipe";
+  const size_t x0 = got.find("request_id=x0 ");
+  const size_t x1 = got.find("request_id=x1 ");
+  ASSERT_NE(x0, std::string::npos);
+  ASSERT_NE(x1, std::string::npos);
+  EXPECT_LT(x0, x1);
+  const size_t notice = got.find("log lines dropped");
+  ASSERT_NE(notice, std::string::npos);
+  // "[request log] N log lines dropped": 30,000 lines of ~250 bytes exceed 64 KiB of pipe and
+  // 4 MiB of buffer, so some were dropped, and never all.
+  const size_t num = got.rfind("] ", notice);
+  const long dropped = std::atol(got.c_str() + num + 2);
+  EXPECT_GT(dropped, 0);
+  EXPECT_LT(dropped, 30000);
 }
 
 }  // namespace
