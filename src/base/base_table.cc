@@ -98,6 +98,32 @@ void BaseTable::Stop() {
   std::lock_guard<std::mutex> work(work_mu_);
 }
 
+void BaseTable::CloseWithCheckpoints(int64_t min_rows) {
+  Stop();
+  std::lock_guard<std::mutex> work(work_mu_);
+  format::BaseTable state;
+  std::vector<index::IndexSpec> specs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    state = state_;
+    specs = specs_;
+  }
+  for (const auto& idx : source_->indexes()) {
+    bool current = false;
+    for (const auto& s : specs) current |= s.name == idx->spec().name && s.uuid == idx->spec().uuid;
+    if (!current) continue;
+    int64_t saved = 0;
+    for (const auto& c : state.indexes()) {
+      if (c.name() == idx->spec().name && c.uuid() == idx->spec().uuid) saved = c.rows();
+    }
+    const int64_t rows = idx->rows_indexed();
+    if (rows - saved < std::max<int64_t>(1, min_rows)) continue;
+    spdlog::info("base index '{}': checkpoint of {} rows at close ({} not covered)",
+                 idx->spec().name, rows, rows - saved);
+    Checkpoint(*idx, rows);
+  }
+}
+
 void BaseTable::Notify() {
   std::lock_guard<std::mutex> lock(mu_);
   wake_ = true;

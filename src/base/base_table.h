@@ -150,6 +150,13 @@ class BaseTable {
   /// called from several threads at once and more than once; call it without the table's lock
   /// (the thread may be waiting for it in CommitFn). No thread starts after it.
   void Stop();
+  /// A clean close: Stop(), then checkpoints every base index whose rows not covered by its
+  /// stored checkpoint reach `min_rows`, so that the next open loads it rather than rebuilding
+  /// it (queries scan exactly until a rebuilt index is ready: 8-13 s for 59,000 Fashion-MNIST
+  /// rows, issue 20's note). Between compaction checkpoints up to half a base is uncovered.
+  /// Best effort: a failure is logged and the next open rebuilds. Never for a dropped table
+  /// (CommitFn refuses). Call without the table's lock.
+  void CloseWithCheckpoints(int64_t min_rows = 4096);
   /// Wakes the maintenance thread (after a flush, or a definition change).
   void Notify();
 

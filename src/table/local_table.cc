@@ -400,11 +400,17 @@ Status LocalTable::Drop() {
 
 LocalTable::~LocalTable() {
   std::shared_ptr<base::BaseTable> base;
+  bool dropped = false;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     base = base_;
+    dropped = dropped_;
   }
-  if (base) base->Stop();
+  if (base && !dropped) {
+    base->CloseWithCheckpoints();  // the next open loads the base indexes instead of rebuilding
+  } else if (base) {
+    base->Stop();
+  }
 }
 
 Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(

@@ -460,5 +460,50 @@ TEST(Compaction, IndexBuiltOverTheBaseIsCheckpointed) {
   EXPECT_EQ(Read(*f.table), m);
 }
 
+// A clean close checkpoints a base index that compaction grew past its last checkpoint (at
+// least 4,096 rows uncovered), so the next open loads it instead of rebuilding it while
+// queries scan exactly; fewer uncovered rows are left to the rebuild.
+TEST(Compaction, CleanCloseCheckpointsUncoveredIndexRows) {
+  Fixture f;
+  CompactionOptions co = Fixture::Manual();
+  co.min_checkpoint_rows = int64_t{1} << 40;  // compaction itself never checkpoints here
+  ASSERT_NO_FATAL_FAILURE(f.Open(true, co));
+  index::IndexSpec bt;
+  bt.kind = index::IndexKind::kBTree;
+  bt.column = "v";
+  bt.name = "v_idx";
+  bt.requested_type = "BTREE";
+  ASSERT_TRUE(f.table->CreateIndex(bt).ok());
+  Model m;
+  f.Put(Range(0, 5000), 1, &m);
+  f.Flush();
+  ASSERT_TRUE(f.Compact().ok());
+  const std::string prefix = table::LocalCatalog::TablePrefix("default", "kv");
+  auto checkpoints = [&] {
+    return (*format::LoadLatestTableManifest(*f.local, prefix))->base().indexes_size();
+  };
+  ASSERT_EQ(checkpoints(), 0);
+  f.table.reset();
+  f.catalog.reset();  // the clean close
+  auto manifest = *format::LoadLatestTableManifest(*f.local, prefix);
+  ASSERT_TRUE(manifest.has_value());
+  ASSERT_EQ(manifest->base().indexes_size(), 1);
+  EXPECT_EQ(manifest->base().indexes(0).name(), "v_idx");
+  EXPECT_EQ(manifest->base().indexes(0).rows(), 5000);
+  EXPECT_TRUE(f.local->Head(prefix + "/" + manifest->base().indexes(0).path()).ok());
+
+  // Reopened: 100 more rows compacted, then closed: below 4,096 uncovered, no new checkpoint.
+  ASSERT_NO_FATAL_FAILURE(f.Open(false, co));
+  f.Put(Range(5000, 5100), 2, &m);
+  f.Flush();
+  ASSERT_TRUE(f.Compact().ok());
+  EXPECT_EQ(Read(*f.table), m);
+  f.table.reset();
+  f.catalog.reset();
+  manifest = *format::LoadLatestTableManifest(*f.local, prefix);
+  ASSERT_EQ(manifest->base().indexes_size(), 1);
+  EXPECT_EQ(manifest->base().indexes(0).rows(), 5000);
+}
+
 }  // namespace
 }  // namespace strata::base
