@@ -136,10 +136,6 @@ std::optional<nlohmann::ordered_json> FastParseOrderedJsonWithFloats(std::string
   return Parse<nlohmann::ordered_json>(text, max_depth, key, floats);
 }
 
-std::optional<nlohmann::json> FastParseJson(std::string_view text, int max_depth) {
-  return Parse<nlohmann::json>(text, max_depth);
-}
-
 std::optional<nlohmann::ordered_json> FastParseOrderedJson(std::string_view text, int max_depth) {
   return Parse<nlohmann::ordered_json>(text, max_depth);
 }

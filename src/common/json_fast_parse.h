@@ -25,10 +25,8 @@
 
 namespace strata {
 
-/// The document `text` holds, or nullopt when the fast path does not accept it (see above).
-std::optional<nlohmann::json> FastParseJson(std::string_view text, int max_depth = kMaxJsonDepth);
-
-/// The same, into an insertion-ordered tree (object keys keep the client's order).
+/// The document `text` holds, as an insertion-ordered tree (object keys keep the client's
+/// order), or nullopt when the fast path does not accept it (see above).
 std::optional<nlohmann::ordered_json> FastParseOrderedJson(std::string_view text,
                                                            int max_depth = kMaxJsonDepth);
 
