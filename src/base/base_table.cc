@@ -24,6 +24,20 @@ Result<std::shared_ptr<BaseTable>> BaseTable::Open(
   b->table_prefix_ = std::move(table_prefix);
   b->key_columns_ = std::move(key_columns);
   b->options_ = options;
+  WriteThrottle::Options throttle;
+  // Never below the compaction trigger: a backlog that triggers no compaction would never
+  // drain, and writers stopped by it would wait forever.
+  if (options.background && options.l0_slowdown_count > 0) {
+    throttle.slowdown_count = std::max(options.l0_slowdown_count, options.l0_trigger_count);
+  } else {
+    throttle.slowdown_count = 0;
+  }
+  if (options.background && options.l0_stop_count > 0) {
+    throttle.stop_count = std::max(options.l0_stop_count, options.l0_trigger_count + 1);
+  } else {
+    throttle.stop_count = 0;
+  }
+  b->throttle_ = std::make_unique<WriteThrottle>(throttle);
   b->source_ = std::make_shared<shard::BaseSource>(storage_schema);
   b->state_ = manifest_base;
   b->specs_ = std::move(specs);
@@ -161,6 +175,7 @@ std::vector<BaseIndexInfo> BaseTable::Indexes() const {
 BaseStats BaseTable::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   BaseStats s = stats_;
+  s.throttle = throttle_->stats();
   s.rows = source_->rows();
   s.fragments = state_.fragments_size();
   s.bytes = 0;

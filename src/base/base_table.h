@@ -54,6 +54,7 @@
 
 #include "arrow/type.h"
 #include "base/gc.h"
+#include "base/write_throttle.h"
 #include "common/status.h"
 #include "format/proto/table_manifest.pb.h"
 #include "index/index_spec.h"
@@ -69,6 +70,13 @@ struct CompactionOptions {
   int64_t l0_trigger_count = 4;
   /// ...or when their bytes reach this.
   int64_t l0_trigger_bytes = 512ll << 20;
+  /// Write throttling by L0 backlog (base/write_throttle.h; only with `background`): writes
+  /// are rate-limited once published uncompacted SSTables + frozen MemTables reach
+  /// l0_slowdown_count, and wait (then 503 backpressure at the write stall timeout) at
+  /// l0_stop_count. 0 disables either. Raised to at least l0_trigger_count (slowdown) and
+  /// l0_trigger_count + 1 (stop), so a backlog that stops writes always triggers compaction.
+  int64_t l0_slowdown_count = 4;
+  int64_t l0_stop_count = 5;
   /// Rows taken per compaction at most (whole SSTables; at least one SSTable).
   int64_t max_rows_per_compaction = 1000000;
   /// An index is checkpointed once the rows it does not cover reach max(this, rows covered).
@@ -103,6 +111,7 @@ struct BaseStats {
   int64_t rows = 0, live_rows = 0, fragments = 0, bytes = 0;
   int64_t running = 0;  // compactions in progress now (0 or 1)
   uint64_t gc_runs = 0, gc_failures = 0, gc_files_removed = 0, gc_bytes_removed = 0;
+  WriteThrottleStats throttle;  // writes slowed / stopped by the L0 backlog
 };
 
 /// An index of the base for describe: definition, rows covered.
@@ -167,6 +176,9 @@ class BaseTable {
   /// writers' errors (the base and manifest are unchanged).
   Result<CompactionResult> Compact(shard::ShardWriter& shard, const CommitFn& commit,
                                    shard::Deadline deadline);
+  /// The table's write throttle (base/write_throttle.h): writers call Admit with no lock
+  /// held; compactions report to it. Never null.
+  WriteThrottle& throttle() const { return *throttle_; }
   /// Whether a compaction trigger fires for `shard` now.
   bool CompactionDue(const shard::ShardWriter& shard) const;
 
@@ -196,6 +208,7 @@ class BaseTable {
   std::vector<int> key_columns_;
   CompactionOptions options_;
   std::shared_ptr<shard::BaseSource> source_;
+  std::unique_ptr<WriteThrottle> throttle_;  // set by Open; internally locked
 
   std::mutex stop_mu_;  // serialises Stop (see file comment)
   std::mutex work_mu_;  // serialises compactions and index builds (see file comment)

@@ -51,13 +51,22 @@ Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const Com
     stats_.running = 1;
   }
   auto r = CompactLocked(shard, commit, deadline);
+  if (!r.ok() && r.status().IsAlreadyExists()) {
+    // A put-if-absent collision inside the compaction (e.g. the table manifest version taken)
+    // is a failed attempt, retried after a pause, not "a compaction is already running".
+    r = Status::IOError("compaction commit collided with an existing object: " +
+                        r.status().message());
+  }
+  const double seconds = std::chrono::duration<double>(shard::Clock::now() - t0).count();
+  // Writers stopped by the backlog read it again; the rate follows the compaction's pace.
+  throttle_->NoteCompaction(r.ok() ? r->rows_in : 0, seconds);
   std::lock_guard<std::mutex> lock(mu_);
   stats_.running = 0;
   if (!r.ok()) {
     ++stats_.compaction_failures;
     return r;
   }
-  r->seconds = std::chrono::duration<double>(shard::Clock::now() - t0).count();
+  r->seconds = seconds;
   if (!r->compacted_generations.empty()) {
     ++stats_.compactions;
     stats_.rows_compacted += static_cast<uint64_t>(r->rows_in);
@@ -177,7 +186,11 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
     }
     const int64_t dead = static_cast<int64_t>(dv.cardinality());
     if (dead == f->deleted_rows()) continue;
-    const std::string rel = "_deletions/" + f->path() + "-" + std::to_string(version) + ".bin";
+    // Unique per attempt: an attempt killed after this put and before its commit leaves the
+    // file behind (an orphan for GC); a name fixed by (fragment, version) made every later
+    // attempt collide with it until GC's orphan age, so compaction stalled after the crash.
+    const std::string rel = "_deletions/" + f->path() + "-" + std::to_string(version) + "-" +
+                            format::RandomHex(8) + ".bin";
     const std::string bytes = dv.Serialize();
     Status st = store_->PutIfAbsent(table_prefix_ + "/" + rel, bytes);
     if (!st.ok()) {

@@ -169,6 +169,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20))
       ->capture_default_str();
   serve
+      ->add_option("--compaction-l0-slowdown", compaction.l0_slowdown_count,
+                   "Writes are rate-limited (to half the measured compaction rate) once this "
+                   "many SSTables + frozen MemTables wait for compaction; 0 = never")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
+  serve
+      ->add_option("--compaction-l0-stop", compaction.l0_stop_count,
+                   "Writes wait (503 backpressure after --write-stall-timeout-ms) while this "
+                   "many SSTables + frozen MemTables wait for compaction; 0 = never")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
+      ->capture_default_str();
+  serve
       ->add_option("--compaction-l0-bytes", compaction.l0_trigger_bytes,
                    "...or once the waiting SSTables hold this many bytes")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 50))
@@ -232,6 +244,23 @@ int main(int argc, char** argv) {
   opts.recovery.max_backoff = std::chrono::milliseconds(recovery_max_backoff_ms);
 
   if (serve->parsed()) {
+    if (compaction.l0_slowdown_count > 0 &&
+        compaction.l0_slowdown_count < compaction.l0_trigger_count) {
+      std::fprintf(stderr,
+                   "strata serve: --compaction-l0-slowdown (%lld) must be 0 or at least "
+                   "--compaction-l0-count (%lld)\n",
+                   static_cast<long long>(compaction.l0_slowdown_count),
+                   static_cast<long long>(compaction.l0_trigger_count));
+      return 2;
+    }
+    if (compaction.l0_stop_count > 0 && compaction.l0_stop_count <= compaction.l0_trigger_count) {
+      std::fprintf(stderr,
+                   "strata serve: --compaction-l0-stop (%lld) must be 0 or above "
+                   "--compaction-l0-count (%lld): a stopped backlog must trigger compaction\n",
+                   static_cast<long long>(compaction.l0_stop_count),
+                   static_cast<long long>(compaction.l0_trigger_count));
+      return 2;
+    }
     strata::Status st = strata::server::RunServer(opts);
     if (!st.ok()) {
       std::fprintf(stderr, "strata serve: %s\n", st.ToString().c_str());

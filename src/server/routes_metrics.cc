@@ -244,6 +244,18 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
                [](const base::BaseStats& b) { return b.bytes_compacted; });
   base_counter("strata_compaction_seconds_total", "Time spent in committed compactions.",
                [](const base::BaseStats& b) { return b.compaction_seconds_total; });
+  base_counter("strata_l0_slowed_writes_total",
+               "Writes rate-limited because the L0 backlog reached --compaction-l0-slowdown.",
+               [](const base::BaseStats& b) { return b.throttle.slowed_writes; });
+  base_counter("strata_l0_stopped_writes_total",
+               "Writes that waited because the L0 backlog reached --compaction-l0-stop.",
+               [](const base::BaseStats& b) { return b.throttle.stopped_writes; });
+  base_counter("strata_l0_stop_timeouts_total",
+               "Of those, writes refused with 503 backpressure at --write-stall-timeout-ms.",
+               [](const base::BaseStats& b) { return b.throttle.stop_timeouts; });
+  base_counter("strata_l0_write_delay_seconds_total",
+               "Time writes spent slowed or stopped by the L0 backlog.",
+               [](const base::BaseStats& b) { return b.throttle.delay_seconds_total; });
   base_counter("strata_gc_runs_total", "Garbage collection passes completed.",
                [](const base::BaseStats& b) { return b.gc_runs; });
   base_counter("strata_gc_failures_total", "Garbage collection passes that stopped on an error.",

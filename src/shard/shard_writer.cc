@@ -1188,6 +1188,18 @@ ShardDescription ShardWriter::Describe() const {
   return d;
 }
 
+ShardWriter::Backlog ShardWriter::backlog() const {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  Backlog b;
+  for (const auto& e : s.manifest.sstables()) {
+    if (e.generation() > s.compacted_generation) ++b.sstables;
+  }
+  // A full active MemTable is sealed by the flusher without another put: count it now.
+  b.frozen = static_cast<int64_t>(s.frozen.size()) + (s.SealDue() ? 1 : 0);
+  return b;
+}
+
 ShardWriterStats ShardWriter::stats() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   ShardWriterStats st = impl_->stats;

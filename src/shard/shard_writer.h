@@ -336,6 +336,15 @@ class ShardWriter {
   uint64_t last_wal_position() const;
 
   ShardDescription Describe() const;
+  /// What waits for compaction: published uncompacted SSTables and frozen MemTables, the
+  /// latter including an active MemTable already due for sealing (full: the flusher seals it
+  /// without another put). Counts read under the writer's lock; O(SSTables). The write
+  /// throttle's input.
+  struct Backlog {
+    int64_t sstables = 0;
+    int64_t frozen = 0;
+  };
+  Backlog backlog() const;
   ShardWriterStats stats() const;
   /// OK, or the sticky Fenced / WriterPoisoned error.
   Status health() const;

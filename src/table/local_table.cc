@@ -155,7 +155,35 @@ std::string LocalTable::shard_id() const {
   return shard_->shard_id();
 }
 
+Status LocalTable::Throttle(int64_t rows) {
+  std::shared_ptr<base::BaseTable> b;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    b = base_;
+  }
+  if (b == nullptr) return Status::OK();
+  return b->throttle().Admit(
+      rows,
+      [this] {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        if (dropped_ || shard_ == nullptr) return base::L0Backlog{};
+        const auto s = shard_->backlog();
+        return base::L0Backlog{s.sstables, s.frozen};
+      },
+      shard::Clock::now() + options_.write_stall_timeout);
+}
+
+namespace {
+int64_t RowsOf(const std::vector<arrow::RecordBatchPtr>& batches) {
+  int64_t n = 0;
+  for (const auto& b : batches) n += b == nullptr ? 0 : b->num_rows();
+  return n;
+}
+}  // namespace
+
 Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches) {
+  STRATA_RETURN_IF_ERROR(Throttle(RowsOf(batches)));
   std::shared_lock<std::shared_mutex> write_lock(write_mu_);
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
@@ -244,6 +272,7 @@ TableSnapshot LocalTable::Snapshot() const {
 }
 
 Result<uint64_t> LocalTable::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
+  STRATA_RETURN_IF_ERROR(Throttle(RowsOf(keys)));
   std::shared_lock<std::shared_mutex> write_lock(write_mu_);
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
@@ -267,6 +296,11 @@ Result<uint64_t> LocalTable::ReadModifyWrite(
     return Status::Internal("table '" + name_ + "': snapshot failed; read-modify-write refused");
   }
   STRATA_ASSIGN_OR_RETURN(Mutation mutation, fn(snapshot));
+  // Throttled holding write_mu_ (other writers wait behind it anyway) but not mu_, which the
+  // compaction that frees the backlog needs exclusively.
+  if (!mutation.empty()) {
+    STRATA_RETURN_IF_ERROR(Throttle(RowsOf(mutation.storage_rows) + RowsOf(mutation.inserts)));
+  }
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   if (mutation.empty()) return manifest_.base_version() + shard_->last_wal_position();

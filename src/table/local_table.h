@@ -148,6 +148,10 @@ class LocalTable : public Table {
   Status CommitBase(const base::BaseTable* b, const format::BaseTable& next,
                     const std::function<Status()>& install);
   Status CheckNotDropped() const;
+  /// The base's write throttle (base/write_throttle.h) for a write of `rows` rows: waits while
+  /// compaction is behind. Call with no lock of this table held except write_mu_.
+  /// Errors: NotFound (dropped); Backpressure at the write stall timeout.
+  Status Throttle(int64_t rows);
   /// Commits a manifest (version + 1, base_version + 1: a new table version) with `specs` as
   /// the index definitions, then applies them to the shard. Holds mu_ exclusively.
   Status CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& specs);

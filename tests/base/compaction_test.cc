@@ -305,6 +305,45 @@ TEST(Compaction, FailedPutAtEveryStepThenReopenKeepsEveryRowOnce) {
   }
 }
 
+// A deletion vector that landed although its put reported failure (or whose process was
+// killed before the commit) stays behind as an orphan. The next attempt at the same base
+// version used to name its deletion vector the same way and collide with it (AlreadyExists)
+// on every try until GC's orphan age: compaction stalled, and with it, at the L0 stop count,
+// every write (found by the crash test once writes were throttled).
+TEST(Compaction, DeletionVectorLeftByAFailedAttemptDoesNotBlockTheNext) {
+  for (bool reopen : {false, true}) {
+    SCOPED_TRACE(reopen ? "after a reopen" : "same process");
+    Fixture f;
+    ASSERT_NO_FATAL_FAILURE(f.Open(true));
+    Model m;
+    f.Put(Range(0, 300), 0, &m);
+    f.Flush();
+    ASSERT_TRUE(f.Compact().ok());  // the base's first fragment
+    f.Put(Range(0, 100), 1, &m);    // supersedes base rows: a deletion vector is due
+    f.Delete(Range(200, 250), &m);
+    f.Flush();
+    io::PutFault fault;
+    fault.key_contains = "/_deletions/";
+    fault.times = 1;
+    fault.after_write = true;  // written, then reported failed: the file stays
+    const int id = f.faults->AddFault(fault);
+    auto failed = f.Compact();
+    f.faults->RemoveFault(id);
+    ASSERT_FALSE(failed.ok());
+    EXPECT_EQ(failed.status().code(), StatusCode::kIOError) << failed.status().ToString();
+    if (reopen) {
+      ASSERT_NO_FATAL_FAILURE(f.Open(false));
+    }
+    auto again = f.Compact();
+    ASSERT_TRUE(again.ok()) << again.status().ToString();
+    EXPECT_EQ(again->compacted_generations.size(), 1u);
+    EXPECT_EQ(f.L0(), 0u);
+    EXPECT_EQ(Read(*f.table), m);
+    ASSERT_NO_FATAL_FAILURE(f.Open(false));
+    EXPECT_EQ(Read(*f.table), m);
+  }
+}
+
 TEST(Compaction, CompactWhileAnotherRunsIsBusyAndEmptyL0IsANoOp) {
   Fixture f;
   ASSERT_NO_FATAL_FAILURE(f.Open(true));

@@ -185,7 +185,11 @@ std::pair<int64_t, bool> NextOp(std::mt19937& rng) {
         KeyedSchema(), 1,
         std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({key}),
                                          arrow::MakeInt64Array({version})});
-    if (!(del ? (*table)->Delete({batch}) : (*table)->Insert({batch})).ok()) _exit(4);
+    const Status st = (del ? (*table)->Delete({batch}) : (*table)->Insert({batch})).status();
+    if (!st.ok()) {
+      std::fprintf(stderr, "child: %s\n", st.ToString().c_str());
+      _exit(4);
+    }
     const Acked a{key, version, del ? 1 : 0};
     if (::write(fd, &a, sizeof(a)) != sizeof(a)) _exit(5);
   }

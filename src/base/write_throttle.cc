@@ -1,0 +1,123 @@
+#include "base/write_throttle.h"
+
+#include <algorithm>
+#include <string>
+#include <thread>
+
+namespace strata::base {
+
+using Clock = std::chrono::steady_clock;
+
+double WriteThrottle::EntryRateLocked() const {
+  double r = compaction_rate_ > 0 ? compaction_rate_ / 2 : options_.initial_rate;
+  if (write_rate_ > 0) r = std::min(r, write_rate_ / 2);
+  return std::max(r, options_.min_rate);
+}
+
+void WriteThrottle::CountWriteLocked(int64_t rows, Clock::time_point now) {
+  if (window_start_ == Clock::time_point{}) window_start_ = now;
+  window_rows_ += rows;
+  const double elapsed = std::chrono::duration<double>(now - window_start_).count();
+  if (elapsed >= 1.0) {
+    const double w = static_cast<double>(window_rows_) / elapsed;
+    write_rate_ = write_rate_ > 0 ? 0.5 * write_rate_ + 0.5 * w : w;
+    window_start_ = now;
+    window_rows_ = 0;
+  }
+}
+
+Status WriteThrottle::Admit(int64_t rows, const std::function<L0Backlog()>& backlog,
+                            Clock::time_point deadline) {
+  if (options_.slowdown_count <= 0 && options_.stop_count <= 0) return Status::OK();
+  L0Backlog b = backlog();
+  if (options_.stop_count > 0 && b.total() >= options_.stop_count) {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++stats_.stopped_writes;
+    // The slowdown was not slow enough for this compaction pace (once per compaction).
+    if (slowed_ && !stop_halved_) {
+      rate_ = std::max(options_.min_rate, rate_ / 2);
+      stop_halved_ = true;
+    }
+    const auto t0 = Clock::now();
+    while (b.total() >= options_.stop_count) {
+      const auto now = Clock::now();
+      if (now >= deadline) {
+        ++stats_.stop_timeouts;
+        stats_.delay_seconds_total += std::chrono::duration<double>(now - t0).count();
+        return Status::Backpressure("writes stopped: " + std::to_string(b.sstables) +
+                                    " SSTables and " + std::to_string(b.frozen) +
+                                    " frozen MemTables wait for compaction (stop at " +
+                                    std::to_string(options_.stop_count) +
+                                    ", --compaction-l0-stop); retry once compaction catches up");
+      }
+      // Compaction commits call NoteCompaction; a flush that publishes does not, hence the
+      // bounded wait before reading the backlog again.
+      const uint64_t seen = wakeups_;
+      cv_.wait_until(lock, std::min(deadline, now + std::chrono::milliseconds(50)),
+                     [&] { return wakeups_ != seen; });
+      lock.unlock();
+      b = backlog();
+      lock.lock();
+    }
+    stats_.delay_seconds_total += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  Clock::time_point at;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto now = Clock::now();
+    CountWriteLocked(rows, now);
+    if (options_.slowdown_count <= 0 || b.total() < options_.slowdown_count) {
+      slowed_ = false;
+      return Status::OK();
+    }
+    if (!slowed_) {  // entering the slowdown
+      slowed_ = true;
+      rate_ = EntryRateLocked();
+    } else if (b.total() > last_backlog_) {  // still growing: slower
+      rate_ = std::max(options_.min_rate, rate_ * 0.8);
+    } else if (b.total() < last_backlog_) {  // draining: a little faster
+      rate_ =
+          std::min(rate_ * 1.25, compaction_rate_ > 0 ? compaction_rate_ : options_.initial_rate);
+    }
+    last_backlog_ = b.total();
+    const double rate = rate_;
+    at = std::max(now, next_free_);
+    next_free_ = at + std::chrono::duration_cast<Clock::duration>(
+                          std::chrono::duration<double>(static_cast<double>(rows) / rate));
+    ++stats_.slowed_writes;
+    stats_.delay_seconds_total += std::chrono::duration<double>(at - now).count();
+  }
+  // Never past the caller's deadline: the slowdown shapes the rate; only the stop refuses.
+  std::this_thread::sleep_until(std::min(at, deadline));
+  return Status::OK();
+}
+
+void WriteThrottle::NoteCompaction(int64_t rows, double seconds) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rows > 0 && seconds > 0) {
+      const double r = static_cast<double>(rows) / seconds;
+      compaction_rate_ = compaction_rate_ > 0 ? 0.5 * compaction_rate_ + 0.5 * r : r;
+    }
+    stop_halved_ = false;
+    ++wakeups_;
+  }
+  cv_.notify_all();
+}
+
+void WriteThrottle::Notify() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++wakeups_;
+  }
+  cv_.notify_all();
+}
+
+WriteThrottleStats WriteThrottle::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  WriteThrottleStats s = stats_;
+  s.rate_rows_per_second = slowed_ ? rate_ : EntryRateLocked();
+  return s;
+}
+
+}  // namespace strata::base

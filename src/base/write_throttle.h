@@ -1,0 +1,101 @@
+// Write throttling by L0 backlog (DESIGN.md §7): when compaction falls behind the writers,
+// puts are slowed and then stopped so that the number of uncompacted SSTables a query must
+// search stays bounded, instead of growing without limit under sustained ingest.
+//
+// Backlog = published, uncompacted SSTables (L0) + frozen MemTables (sealed, flushing: each
+// becomes an L0 SSTable shortly). Two thresholds (CompactionOptions):
+//   - backlog >= slowdown_count: each write of n rows is admitted at a table-wide rate R rows/s
+//     (a token bucket shared by all writers of the table: the write waits until the bucket
+//     reaches it, n / R seconds after the previous admission). On entering the slowdown R is
+//     the lower of half the compaction throughput (rows compacted per second of compaction
+//     wall time, exponentially weighted over compactions; initial_rate before any) and half
+//     the table's recent write rate (rows/s over ~1 s windows, weighted): writes at least
+//     halve while compaction catches up. While slowed, R shrinks x0.8 whenever the backlog
+//     grew, grows x1.25 whenever it shrank (up to the compaction rate), and halves when a write
+//     reached the stop (once per compaction);
+//     never below min_rate.
+//   - backlog >= stop_count: writes wait until the backlog falls below it (a compaction
+//     committed), up to the caller's deadline, then fail with Backpressure (HTTP 503,
+//     retryable) naming the backlog and the flag.
+// The pattern is RocksDB's level-0 slowdown / stop triggers (level0_slowdown_writes_trigger,
+// level0_stop_writes_trigger, delayed_write_rate); the rate rule is our own.
+// Writers call Admit with no lock held (a compaction commit needs the table lock exclusively,
+// so a writer waiting here while holding it would deadlock the compaction it waits for).
+// Thread-safety: all methods may be called from many threads at once (internally locked by
+// mu_, which guards every member below it).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+
+#include "common/status.h"
+
+namespace strata::base {
+
+/// What a table's shard has waiting for compaction.
+struct L0Backlog {
+  int64_t sstables = 0;  // published, uncompacted SSTables
+  int64_t frozen = 0;    // frozen MemTables (sealed, not yet published)
+  int64_t total() const { return sstables + frozen; }
+};
+
+/// Cumulative counters (metrics: strata_l0_slowdowns_total, strata_l0_stops_total, ...).
+struct WriteThrottleStats {
+  uint64_t slowed_writes = 0;   // writes admitted through the rate limit
+  uint64_t stopped_writes = 0;  // writes that waited at the stop threshold
+  uint64_t stop_timeouts = 0;   // of those, refused with Backpressure at their deadline
+  double delay_seconds_total = 0;
+  double rate_rows_per_second = 0;  // the current slowdown rate R
+};
+
+class WriteThrottle {
+ public:
+  struct Options {
+    int64_t slowdown_count = 4;   // 0 = never slow down
+    int64_t stop_count = 5;       // 0 = never stop
+    double initial_rate = 20000;  // rows/s before a compaction was measured
+    double min_rate = 500;        // R never goes below this (rows/s)
+  };
+  explicit WriteThrottle(Options options) : options_(options) {}
+
+  /// Waits as the thresholds say before a write of `rows` rows; `backlog` reads the shard's
+  /// current backlog (called without any lock of this class held; it may take the table's
+  /// lock shared). OK when the write may proceed. Errors: Backpressure when the backlog is
+  /// still at stop_count at `deadline` (nothing was written).
+  Status Admit(int64_t rows, const std::function<L0Backlog()>& backlog,
+               std::chrono::steady_clock::time_point deadline);
+
+  /// Records a finished compaction (rows taken, wall seconds) for the rate, and wakes writers
+  /// stopped at the threshold.
+  void NoteCompaction(int64_t rows, double seconds);
+  /// Wakes writers stopped at the threshold to read the backlog again.
+  void Notify();
+
+  WriteThrottleStats stats() const;
+
+ private:
+  /// R when a slowdown starts (see the file comment).
+  double EntryRateLocked() const;
+  /// Counts an admitted write in the write-rate window.
+  void CountWriteLocked(int64_t rows, std::chrono::steady_clock::time_point now);
+
+  const Options options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // with mu_: NoteCompaction / Notify
+  double compaction_rate_ = 0;  // rows/s, EWMA; 0 = none measured
+  double write_rate_ = 0;       // rows/s admitted, EWMA over ~1 s windows; 0 = none yet
+  std::chrono::steady_clock::time_point window_start_{};
+  int64_t window_rows_ = 0;
+  bool slowed_ = false;       // the last admission was in the slowdown
+  double rate_ = 0;           // R while slowed_
+  int64_t last_backlog_ = 0;  // backlog at the last slowed admission
+  bool stop_halved_ = false;  // R was halved by a stop since the last compaction
+  std::chrono::steady_clock::time_point next_free_{};  // token bucket: next admission time
+  uint64_t wakeups_ = 0;                               // bumped by NoteCompaction / Notify
+  WriteThrottleStats stats_;
+};
+
+}  // namespace strata::base
