@@ -247,8 +247,12 @@ Status S3ObjectStore::PutIfAbsent(const std::string& key, std::string_view data)
     if (auto st = read_back(why.c_str())) return *st;
   }
   Status last = HttpError("PUT-if-absent", key, r);
-  return Status::IOError(last.message() + " (no definite outcome after " +
-                         std::to_string(options_.max_attempts) + " attempts)");
+  const std::string n = std::to_string(options_.max_attempts);
+  // An attempt read back as absent may still be in flight at the server.
+  return Status::IOError(last.message() + (maybe_landed
+                                               ? " (no definite outcome after " + n +
+                                                     " attempts: an earlier attempt may still land)"
+                                               : " (nothing written after " + n + " attempts)"));
 }
 
 Result<std::string> S3ObjectStore::GetImpl(const std::string& key, int64_t offset, int64_t length) {
