@@ -1,6 +1,7 @@
 #include "io/s3_http.h"
 
 #include <curl/curl.h>
+#include <openssl/sha.h>
 
 #include <cctype>
 #include <charconv>
@@ -57,6 +58,20 @@ size_t OnHeader(char* data, size_t size, size_t nmemb, void* user) {
   return size * nmemb;
 }
 
+/// Lower-case hex SHA-256 of `data`.
+std::string Sha256Hex(std::string_view data) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * SHA256_DIGEST_LENGTH);
+  for (unsigned char b : digest) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xF]);
+  }
+  return out;
+}
+
 }  // namespace
 
 HttpClient::HttpClient(HttpConfig config)
@@ -105,7 +120,11 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) {
   Exchange ex{&response};
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+  // A PUT signs its payload's SHA-256, so the store rejects a body damaged or cut in transit
+  // (400 XAmzContentSHA256Mismatch); requests without a body need no payload hash.
+  const std::string payload_hash =
+      request.method == "PUT" ? Sha256Hex(request.body) : "UNSIGNED-PAYLOAD";
+  headers = curl_slist_append(headers, ("x-amz-content-sha256: " + payload_hash).c_str());
   if (!config_.session_token.empty()) {
     headers =
         curl_slist_append(headers, ("x-amz-security-token: " + config_.session_token).c_str());

@@ -3,7 +3,8 @@
 // are kept alive across requests (no TCP handshake per small request).
 // libcurl 7.88 SigV4 quirks this layer relies on (measured against radosgw 16.2, see
 // shared/notes/object_store.md): the x-amz-content-sha256 header must be set by the caller
-// (UNSIGNED-PAYLOAD here), the query string is signed verbatim so callers pass it already
+// (the hex SHA-256 of a PUT body, so the store verifies it; UNSIGNED-PAYLOAD for requests
+// without a body), the query string is signed verbatim so callers pass it already
 // canonical (s3::CanonicalQuery), and no empty "Expect:" header may be added (curl would sign it).
 // PUT bodies go out through CURLOPT_POSTFIELDS with a custom "PUT" method, so curl adds
 // "Expect: 100-continue" only above 1 MiB.

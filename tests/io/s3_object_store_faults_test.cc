@@ -42,6 +42,35 @@ TEST(S3Faults, RetriesServerErrorsOnPutThenSucceeds) {
                                       "PUT /b/p/k/x HTTP/1.1", "PUT /b/p/k/x HTTP/1.1"}));
 }
 
+TEST(S3Faults, PutsSignTheirPayloadHashAndSendThePutIfAbsentCondition) {
+  ScriptedHttpServer server;
+  auto s = OpenOn(server, 1);
+  ASSERT_NE(s, nullptr);
+  ASSERT_TRUE(s->Put("k/x", "data").ok());
+  ASSERT_TRUE(s->PutIfAbsent("k/y", "").ok());
+  ASSERT_TRUE(s->Get("k/x").ok());
+  auto heads = server.heads();
+  ASSERT_EQ(heads.size(), 4u);
+  auto has = [](const std::string& head, const std::string& line) {
+    return (head + "\r\n").find("\r\n" + line + "\r\n") != std::string::npos;
+  };
+
+  // sha256("data") and sha256("").
+  EXPECT_TRUE(has(heads[1],
+                  "x-amz-content-sha256: "
+                  "3a6eb0790f39ac87c94f3856b2dd2c5d110e6811602261a9a923d3bb23adc8b7"))
+      << heads[1];
+  EXPECT_FALSE(has(heads[1], "If-None-Match: *")) << heads[1];
+  EXPECT_TRUE(has(heads[2],
+                  "x-amz-content-sha256: "
+                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"))
+      << heads[2];
+  EXPECT_TRUE(has(heads[2], "If-None-Match: *")) << heads[2];
+  EXPECT_TRUE(has(heads[3], "x-amz-content-sha256: UNSIGNED-PAYLOAD")) << heads[3];
+  EXPECT_NE(heads[1].find("Authorization: AWS4-HMAC-SHA256 Credential=AK/"), std::string::npos)
+      << heads[1];
+}
+
 TEST(S3Faults, GivesUpAfterMaxAttemptsNamingKeyAndStatus) {
   ScriptedHttpServer server;
   auto s = OpenOn(server, 4);

@@ -1,7 +1,7 @@
 // A tiny HTTP/1.1 server on 127.0.0.1 for fault tests of the S3 client: each request (headers
 // plus a Content-Length body) is answered with the next scripted raw response, then the
 // connection is closed; with the script empty, "200 OK" with an empty body. Records the request
-// lines ("PUT /bucket/key HTTP/1.1") it saw.
+// lines ("PUT /bucket/key HTTP/1.1") and heads it saw.
 #pragma once
 
 #include <arpa/inet.h>
@@ -55,6 +55,11 @@ class ScriptedHttpServer {
     std::lock_guard<std::mutex> lock(mu_);
     return requests_;
   }
+  /// The whole request heads (request line and headers), in order.
+  std::vector<std::string> heads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return heads_;
+  }
 
  private:
   void Serve() {
@@ -82,6 +87,7 @@ class ScriptedHttpServer {
       {
         std::lock_guard<std::mutex> lock(mu_);
         requests_.push_back(in.substr(0, in.find("\r\n")));
+        heads_.push_back(in.substr(0, header_end == std::string::npos ? in.size() : header_end));
         if (script_.empty()) {
           reply = Response(200, "");
         } else {
@@ -113,6 +119,7 @@ class ScriptedHttpServer {
   std::mutex mu_;
   std::deque<std::string> script_;
   std::vector<std::string> requests_;
+  std::vector<std::string> heads_;
 };
 
 }  // namespace strata::testing
