@@ -14,6 +14,17 @@ int main(int argc, char** argv) {
   auto* serve = app.add_subcommand("serve", "Run the REST server");
   serve->add_option("--data", opts.data_dir, "Data directory (created if missing)")
       ->capture_default_str();
+  serve
+      ->add_option("--store", opts.store_url,
+                   "s3://BUCKET/PREFIX: keep the data on an S3-compatible store instead of "
+                   "--data (credentials and region from AWS_ACCESS_KEY_ID, "
+                   "AWS_SECRET_ACCESS_KEY, AWS_REGION)")
+      ->check([](const std::string& v) {
+        return v.rfind("s3://", 0) == 0 ? std::string() : "--store must be s3://BUCKET/PREFIX";
+      });
+  serve->add_option("--s3-endpoint", opts.s3_endpoint,
+                    "S3 endpoint URL for --store, e.g. http://127.0.0.1:17480 (default: "
+                    "STRATA_S3_ENDPOINT)");
   serve->add_option("--host", opts.host, "Listen address")->capture_default_str();
   serve->add_option("--port", opts.port, "TCP port (0 = pick a free port)")
       ->check(CLI::Range(0, 65535))

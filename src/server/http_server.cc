@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "io/s3_object_store.h"
 #include "server/router.h"
 
 namespace strata::server {
@@ -15,12 +16,25 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->ctx_.options = options;
   shard::ShardWriterOptions shard_options = options.shard;
-  // Also with the floor off (0): its free space is still reported (describe, /metrics).
-  shard_options.free_space =
-      io::FreeSpaceFloor::ForDirectory(options.data_dir, options.min_free_bytes);
-  STRATA_ASSIGN_OR_RETURN(
-      server->ctx_.catalog,
-      table::Catalog::Open(options.data_dir, shard_options, options.compaction, options.recovery));
+  if (!options.store_url.empty()) {
+    // An S3 bucket: no local free-space floor applies.
+    io::S3Options s3;
+    s3.endpoint = options.s3_endpoint;
+    STRATA_RETURN_IF_ERROR(io::ParseS3Url(options.store_url, &s3));
+    STRATA_ASSIGN_OR_RETURN(s3, io::S3OptionsFromEnv(std::move(s3)));
+    STRATA_ASSIGN_OR_RETURN(auto store, io::S3ObjectStore::Open(std::move(s3)));
+    STRATA_ASSIGN_OR_RETURN(
+        server->ctx_.catalog,
+        table::Catalog::Open(std::shared_ptr<io::ObjectStore>(store), shard_options,
+                             options.compaction, options.recovery));
+  } else {
+    // Also with the floor off (0): its free space is still reported (describe, /metrics).
+    shard_options.free_space =
+        io::FreeSpaceFloor::ForDirectory(options.data_dir, options.min_free_bytes);
+    STRATA_ASSIGN_OR_RETURN(server->ctx_.catalog,
+                            table::Catalog::Open(options.data_dir, shard_options,
+                                                 options.compaction, options.recovery));
+  }
 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   // Idle and half-received connections wait in the listener's epoll loop, not in a worker,

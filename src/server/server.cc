@@ -51,7 +51,11 @@ Status RunServer(const ServerOptions& flags) {
   std::unique_ptr<HttpServer> server = std::move(*started);
   std::printf("strata listening on %s\n", server->url().c_str());
   std::fflush(stdout);
-  spdlog::info("serving data directory {} on {}", options.data_dir, server->url());
+  if (options.store_url.empty()) {
+    spdlog::info("serving data directory {} on {}", options.data_dir, server->url());
+  } else {
+    spdlog::info("serving {} on {}", options.store_url, server->url());
+  }
   if (keys.enabled()) {
     spdlog::info("API keys required on every route but GET /healthz ({} key{} configured)",
                  keys.size(), keys.size() == 1 ? "" : "s");

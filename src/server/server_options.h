@@ -36,6 +36,13 @@ struct RequestLimits {
 struct ServerOptions {
   /// Root data directory; databases are folders under it, tables folders under those.
   std::string data_dir = "./data";
+  /// Where the data lives instead of data_dir (--store): empty = the local directory
+  /// data_dir; "s3://BUCKET/PREFIX" = an S3-compatible store at s3_endpoint
+  /// (io/s3_object_store.h), credentials and region from AWS_ACCESS_KEY_ID,
+  /// AWS_SECRET_ACCESS_KEY and AWS_REGION.
+  std::string store_url;
+  /// S3 endpoint URL for store_url (--s3-endpoint; default STRATA_S3_ENDPOINT).
+  std::string s3_endpoint;
   /// Listen address; loopback by default so a fresh install is not exposed.
   std::string host = "127.0.0.1";
   /// TCP port; 0 picks a free port (printed on start).

@@ -48,6 +48,11 @@ class Catalog {
                                                shard::ShardWriterOptions shard_options = {},
                                                base::CompactionOptions compaction = {},
                                                RecoveryOptions recovery = {});
+  /// The same on an already opened object store (an S3 bucket, io/s3_object_store.h).
+  static Result<std::unique_ptr<Catalog>> Open(std::shared_ptr<io::ObjectStore> store,
+                                               shard::ShardWriterOptions shard_options = {},
+                                               base::CompactionOptions compaction = {},
+                                               RecoveryOptions recovery = {});
 
   /// Table names of `database`, sorted ascending (empty when the database does not exist).
   virtual Result<std::vector<std::string>> ListTables(const std::string& database) = 0;

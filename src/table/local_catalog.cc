@@ -17,6 +17,14 @@ Result<std::unique_ptr<Catalog>> Catalog::Open(const std::string& root_dir,
                                                base::CompactionOptions compaction,
                                                RecoveryOptions recovery) {
   STRATA_ASSIGN_OR_RETURN(auto store, io::LocalObjectStore::Open(root_dir));
+  return Open(std::shared_ptr<io::ObjectStore>(std::move(store)), std::move(shard_options),
+              compaction, recovery);
+}
+
+Result<std::unique_ptr<Catalog>> Catalog::Open(std::shared_ptr<io::ObjectStore> store,
+                                               shard::ShardWriterOptions shard_options,
+                                               base::CompactionOptions compaction,
+                                               RecoveryOptions recovery) {
   return std::unique_ptr<Catalog>(
       new LocalCatalog(std::move(store), std::move(shard_options), compaction, recovery));
 }

@@ -108,36 +108,7 @@ TEST(LocalObjectStore, PutIfAbsentExactlyOneWinnerAcrossThreads) {
   }
 }
 
-TEST(LocalObjectStore, ListByPrefixSortedAndChildren) {
-  TempDir dir;
-  auto s = *LocalObjectStore::Open(dir.path());
-  for (const char* k :
-       {"db/t2/_versions/1.manifest", "db/t1/_versions/2.manifest", "db/t1/_versions/1.manifest",
-        "db/t1/data/x.arrow", "db/t10/a", "other/z"}) {
-    ASSERT_TRUE(s->Put(k, k).ok());
-  }
-  auto all = *s->List("db/t1/");
-  ASSERT_EQ(all.size(), 3u);
-  EXPECT_EQ(all[0].key, "db/t1/_versions/1.manifest");
-  EXPECT_EQ(all[1].key, "db/t1/_versions/2.manifest");
-  EXPECT_EQ(all[2].key, "db/t1/data/x.arrow");
-  EXPECT_EQ(all[2].size, 18);
-  // A plain string prefix also matches "t10".
-  EXPECT_EQ(s->List("db/t1")->size(), 4u);
-  EXPECT_TRUE(s->List("nothing/here/")->empty());
-  EXPECT_EQ(*s->ListChildren("db/"), (std::vector<std::string>{"t1", "t10", "t2"}));
-  EXPECT_EQ(*s->ListChildren(""), (std::vector<std::string>{"db", "other"}));
-  EXPECT_TRUE(s->ListChildren("db").status().IsInvalid());
-}
-
-TEST(LocalObjectStore, RejectsMalformedKeys) {
-  TempDir dir;
-  auto s = *LocalObjectStore::Open(dir.path());
-  for (const char* k : {"", "/abs", "a//b", "a/../b", "./a", "a/"}) {
-    EXPECT_TRUE(s->Put(k, "x").IsInvalid()) << "key '" << k << "'";
-  }
-  EXPECT_TRUE(s->Put(std::string(300, 'a'), "x").IsInvalid());
-}
+// Listing, children, malformed keys, ranges and races of 16: object_store_contract_test.cc.
 
 }  // namespace
 }  // namespace strata::io

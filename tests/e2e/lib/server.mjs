@@ -88,6 +88,16 @@ export class StrataServer {
     this.stdout = "";
     this.exitInfo = null;
     const args = ["serve", "--data", this.dataDir, "--port", "0", "--host", "127.0.0.1", ...this.extraArgs];
+    // STRATA_E2E_STORE=s3 (make test-s3): the data lives in the S3 bucket of the environment
+    // (STRATA_S3_*), under a prefix named after the data directory, so a restart on the same
+    // dataDir finds the same tables.
+    if (process.env.STRATA_E2E_STORE === "s3") {
+      const bucket = process.env.STRATA_S3_BUCKET;
+      if (!bucket || !process.env.STRATA_S3_ENDPOINT) {
+        throw new Error("STRATA_E2E_STORE=s3 needs STRATA_S3_ENDPOINT and STRATA_S3_BUCKET");
+      }
+      args.push("--store", `s3://${bucket}/e2e/${path.basename(this.dataDir)}`);
+    }
     const child = spawn(this.bin, args, { stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     live.add(child);
