@@ -8,8 +8,16 @@ namespace strata::base {
 
 using Clock = std::chrono::steady_clock;
 
-double WriteThrottle::EntryRateLocked() const {
-  double r = compaction_rate_ > 0 ? compaction_rate_ / 2 : options_.initial_rate;
+double WriteThrottle::EntryRateLocked(int64_t backlog) const {
+  // Writes at R fill the room left before the stop (stop - backlog MemTables) no sooner than
+  // compaction at C clears the backlog: R = C * (stop - backlog) / backlog, at most C / 2.
+  double share = 0.5;
+  if (options_.stop_count > 0 && backlog > 0) {
+    share =
+        std::min(share, static_cast<double>(std::max<int64_t>(options_.stop_count - backlog, 1)) /
+                            static_cast<double>(backlog));
+  }
+  double r = compaction_rate_ > 0 ? compaction_rate_ * share : options_.initial_rate;
   if (write_rate_ > 0) r = std::min(r, write_rate_ / 2);
   return std::max(r, options_.min_rate);
 }
@@ -72,7 +80,7 @@ Status WriteThrottle::Admit(int64_t rows, const std::function<L0Backlog()>& back
     }
     if (!slowed_) {  // entering the slowdown
       slowed_ = true;
-      rate_ = EntryRateLocked();
+      rate_ = EntryRateLocked(b.total());
     } else if (b.total() > last_backlog_) {  // still growing: slower
       rate_ = std::max(options_.min_rate, rate_ * 0.8);
     } else if (b.total() < last_backlog_) {  // draining: a little faster
@@ -116,7 +124,7 @@ void WriteThrottle::Notify() {
 WriteThrottleStats WriteThrottle::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   WriteThrottleStats s = stats_;
-  s.rate_rows_per_second = slowed_ ? rate_ : EntryRateLocked();
+  s.rate_rows_per_second = slowed_ ? rate_ : EntryRateLocked(options_.slowdown_count);
   return s;
 }
 

@@ -7,13 +7,13 @@
 //   - backlog >= slowdown_count: each write of n rows is admitted at a table-wide rate R rows/s
 //     (a token bucket shared by all writers of the table: the write waits until the bucket
 //     reaches it, n / R seconds after the previous admission). On entering the slowdown R is
-//     the lower of half the compaction throughput (rows compacted per second of compaction
-//     wall time, exponentially weighted over compactions; initial_rate before any) and half
-//     the table's recent write rate (rows/s over ~1 s windows, weighted): writes at least
-//     halve while compaction catches up. While slowed, R shrinks x0.8 whenever the backlog
-//     grew, grows x1.25 whenever it shrank (up to the compaction rate), and halves when a write
-//     reached the stop (once per compaction);
-//     never below min_rate.
+//     the lower of (a) C * min(1/2, (stop_count - backlog) / backlog), C the compaction
+//     throughput (rows compacted per second of compaction wall time, exponentially weighted
+//     over compactions; initial_rate before any), so the MemTables left before the stop fill
+//     no sooner than compaction clears the backlog, and (b) half the table's recent write rate
+//     (rows/s over ~1 s windows, weighted). While slowed, R shrinks x0.8 whenever the backlog
+//     grew, grows x1.25 whenever it shrank (up to C), and halves when a write reached the stop
+//     (once per compaction); never below min_rate.
 //   - backlog >= stop_count: writes wait until the backlog falls below it (a compaction
 //     committed), up to the caller's deadline, then fail with Backpressure (HTTP 503,
 //     retryable) naming the backlog and the flag.
@@ -78,7 +78,7 @@ class WriteThrottle {
 
  private:
   /// R when a slowdown starts (see the file comment).
-  double EntryRateLocked() const;
+  double EntryRateLocked(int64_t backlog) const;
   /// Counts an admitted write in the write-rate window.
   void CountWriteLocked(int64_t rows, std::chrono::steady_clock::time_point now);
 
