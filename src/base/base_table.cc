@@ -361,7 +361,11 @@ void BaseTable::MaintenanceLoop() {
       index_work_ = false;
       building_ = true;
       lock.unlock();
+      // No compaction can run during the build (work lock): writes are not throttled by a
+      // backlog nothing can drain meanwhile (a build over a large base takes minutes).
+      throttle_->SetCompactionBlocked(true);
       BuildMissingIndexes();
+      throttle_->SetCompactionBlocked(false);
       // Views are cached until a visible change: make the ready indexes one.
       if (shard_ != nullptr) shard_->InvalidateViews();
       lock.lock();

@@ -37,6 +37,14 @@ void WriteThrottle::CountWriteLocked(int64_t rows, Clock::time_point now) {
 Status WriteThrottle::Admit(int64_t rows, const std::function<L0Backlog()>& backlog,
                             Clock::time_point deadline) {
   if (options_.slowdown_count <= 0 && options_.stop_count <= 0) return Status::OK();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (blocked_) {
+      CountWriteLocked(rows, Clock::now());
+      slowed_ = false;
+      return Status::OK();
+    }
+  }
   L0Backlog b = backlog();
   if (options_.stop_count > 0 && b.total() >= options_.stop_count) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -47,7 +55,7 @@ Status WriteThrottle::Admit(int64_t rows, const std::function<L0Backlog()>& back
       stop_halved_ = true;
     }
     const auto t0 = Clock::now();
-    while (b.total() >= options_.stop_count) {
+    while (b.total() >= options_.stop_count && !blocked_) {
       const auto now = Clock::now();
       if (now >= deadline) {
         ++stats_.stop_timeouts;
@@ -68,6 +76,7 @@ Status WriteThrottle::Admit(int64_t rows, const std::function<L0Backlog()>& back
       lock.lock();
     }
     stats_.delay_seconds_total += std::chrono::duration<double>(Clock::now() - t0).count();
+    if (blocked_) return Status::OK();  // an index build started: released (see header)
   }
   Clock::time_point at;
   {
@@ -108,6 +117,15 @@ void WriteThrottle::NoteCompaction(int64_t rows, double seconds) {
       compaction_rate_ = compaction_rate_ > 0 ? 0.5 * compaction_rate_ + 0.5 * r : r;
     }
     stop_halved_ = false;
+    ++wakeups_;
+  }
+  cv_.notify_all();
+}
+
+void WriteThrottle::SetCompactionBlocked(bool blocked) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocked_ = blocked;
     ++wakeups_;
   }
   cv_.notify_all();

@@ -1,5 +1,6 @@
 // The `strata` binary. Subcommands: `serve` (the LanceDB-compatible REST server).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -181,7 +182,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve
       ->add_option("--compaction-l0-slowdown", compaction.l0_slowdown_count,
-                   "Writes are rate-limited (to half the measured compaction rate) once this "
+                   "Writes are rate-limited (to a rate derived from the measured compaction and "
+                   "write rates) once this "
                    "many SSTables + frozen MemTables wait for compaction; 0 = never")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 20))
       ->capture_default_str();
@@ -255,6 +257,18 @@ int main(int argc, char** argv) {
   opts.recovery.max_backoff = std::chrono::milliseconds(recovery_max_backoff_ms);
 
   if (serve->parsed()) {
+    // Defaults follow a raised --compaction-l0-count; explicit values are checked below.
+    if (serve->count("--compaction-l0-slowdown") == 0 && compaction.l0_slowdown_count > 0) {
+      compaction.l0_slowdown_count =
+          std::max(compaction.l0_slowdown_count, compaction.l0_trigger_count);
+    }
+    if (serve->count("--compaction-l0-stop") == 0 && compaction.l0_stop_count > 0) {
+      compaction.l0_stop_count =
+          std::max(compaction.l0_stop_count, compaction.l0_trigger_count + 1);
+    }
+  }
+  // Without background compaction the throttle is off: its thresholds do not matter.
+  if (serve->parsed() && compaction.background) {
     if (compaction.l0_slowdown_count > 0 &&
         compaction.l0_slowdown_count < compaction.l0_trigger_count) {
       std::fprintf(stderr,
@@ -272,6 +286,8 @@ int main(int argc, char** argv) {
                    static_cast<long long>(compaction.l0_trigger_count));
       return 2;
     }
+  }
+  if (serve->parsed()) {
     strata::Status st = strata::server::RunServer(opts);
     if (!st.ok()) {
       std::fprintf(stderr, "strata serve: %s\n", st.ToString().c_str());
