@@ -131,14 +131,6 @@ void WriteThrottle::SetCompactionBlocked(bool blocked) {
   cv_.notify_all();
 }
 
-void WriteThrottle::Notify() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++wakeups_;
-  }
-  cv_.notify_all();
-}
-
 WriteThrottleStats WriteThrottle::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   WriteThrottleStats s = stats_;

@@ -71,8 +71,6 @@ class WriteThrottle {
   /// Records a finished compaction (rows taken, wall seconds) for the rate, and wakes writers
   /// stopped at the threshold.
   void NoteCompaction(int64_t rows, double seconds);
-  /// Wakes writers stopped at the threshold to read the backlog again.
-  void Notify();
   /// While true (a base index build holds the compaction work lock), writes are neither
   /// slowed nor stopped, and writers already stopped are released: no compaction can drain
   /// the backlog meanwhile, and an index build over a large base takes minutes (90 s of 503s
@@ -89,7 +87,7 @@ class WriteThrottle {
 
   const Options options_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;  // with mu_: NoteCompaction / Notify
+  std::condition_variable cv_;  // with mu_: NoteCompaction / SetCompactionBlocked
   double compaction_rate_ = 0;  // rows/s, EWMA; 0 = none measured
   double write_rate_ = 0;       // rows/s admitted, EWMA over ~1 s windows; 0 = none yet
   std::chrono::steady_clock::time_point window_start_{};
@@ -100,7 +98,7 @@ class WriteThrottle {
   bool stop_halved_ = false;  // R was halved by a stop since the last compaction
   bool blocked_ = false;      // SetCompactionBlocked
   std::chrono::steady_clock::time_point next_free_{};  // token bucket: next admission time
-  uint64_t wakeups_ = 0;                               // bumped by NoteCompaction / Notify
+  uint64_t wakeups_ = 0;  // bumped by NoteCompaction / SetCompactionBlocked
   WriteThrottleStats stats_;
 };
 

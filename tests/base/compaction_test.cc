@@ -75,6 +75,15 @@ Model Read(table::Table& t) {
   return out;
 }
 
+index::IndexSpec BTreeOnV() {
+  index::IndexSpec bt;
+  bt.kind = index::IndexKind::kBTree;
+  bt.column = "v";
+  bt.name = "v_idx";
+  bt.requested_type = "BTREE";
+  return bt;
+}
+
 struct Fixture {
   strata::testing::TempDir dir;
   std::shared_ptr<io::LocalObjectStore> local = *io::LocalObjectStore::Open(dir.path());
@@ -467,11 +476,7 @@ TEST(Compaction, IndexBuiltOverTheBaseIsCheckpointed) {
   f.Put(Range(0, 200), 3, &m);
   f.Flush();
   ASSERT_TRUE(f.Compact().ok());
-  index::IndexSpec bt;
-  bt.kind = index::IndexKind::kBTree;
-  bt.column = "v";
-  bt.name = "v_idx";
-  bt.requested_type = "BTREE";
+  const index::IndexSpec bt = BTreeOnV();
   ASSERT_TRUE(f.table->CreateIndex(bt).ok());
   auto ready = [&] {
     for (int i = 0; i < 400; ++i) {
@@ -507,11 +512,7 @@ TEST(Compaction, CleanCloseCheckpointsUncoveredIndexRows) {
   CompactionOptions co = Fixture::Manual();
   co.min_checkpoint_rows = int64_t{1} << 40;  // compaction itself never checkpoints here
   ASSERT_NO_FATAL_FAILURE(f.Open(true, co));
-  index::IndexSpec bt;
-  bt.kind = index::IndexKind::kBTree;
-  bt.column = "v";
-  bt.name = "v_idx";
-  bt.requested_type = "BTREE";
+  const index::IndexSpec bt = BTreeOnV();
   ASSERT_TRUE(f.table->CreateIndex(bt).ok());
   Model m;
   f.Put(Range(0, 5000), 1, &m);
