@@ -2,6 +2,8 @@
 // compaction.cc). See base_table.h.
 #include "base/base_table.h"
 
+#include "base/base_index_build.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -252,8 +254,8 @@ bool BaseTable::BuildMissingIndexes() {
     for (const auto& spec : specs) {
       bool have = false;
       for (const auto& i : built) {
-        have |=
-            i->spec().name == spec.name && i->spec().uuid == spec.uuid && i->rows_indexed() >= rows;
+        have |= i->spec().name == spec.name && i->spec().uuid == spec.uuid &&
+                i->rows_indexed() >= rows && !NeedsRetrain(*i, rows);
       }
       if (!have) return false;
     }
@@ -267,15 +269,21 @@ bool BaseTable::BuildMissingIndexes() {
   const auto starts = source_->BatchStarts(st);
   for (const auto& spec : specs) {
     bool have = false;
+    bool retrain = false;
     for (const auto& i : source_->indexes()) {
-      have |= i->spec().name == spec.name && i->spec().uuid == spec.uuid &&
-              i->rows_indexed() >= st.rows;
+      if (i->spec().name != spec.name || i->spec().uuid != spec.uuid) continue;
+      retrain = NeedsRetrain(*i, st.rows);
+      have |= i->rows_indexed() >= st.rows && !retrain;
     }
     if (have || st.rows == 0) continue;
     did = true;
     std::shared_ptr<index::ColumnIndex> idx;
     int64_t covered = 0;
+    // The stored form must be the one the definition asks for now (an IVF definition
+    // checkpointed as HNSW by an older server is rebuilt), and not due for retraining.
+    auto wants_ivf = index::BaseIvfFor(spec);
     for (const auto& c : state.indexes()) {
+      if (retrain || !wants_ivf.ok()) break;
       if (c.name() != spec.name || c.uuid() != spec.uuid || c.rows() > st.rows) continue;
       auto bytes = store_->Get(table_prefix_ + "/" + c.path());
       if (!bytes.ok()) {
@@ -289,11 +297,20 @@ bool BaseTable::BuildMissingIndexes() {
                      loaded.ok() ? "row count" : loaded.status().ToString());
         break;
       }
+      if (((*loaded)->ivf() != nullptr) != wants_ivf->has_value() ||
+          NeedsRetrain(**loaded, st.rows)) {
+        spdlog::info("base index '{}': checkpoint {} is not the form to serve now; rebuilding",
+                     spec.name, c.path());
+        break;
+      }
       idx = std::move(*loaded);
       covered = c.rows();
     }
     if (idx == nullptr) {
-      auto made = index::ColumnIndex::Make(spec, *source_->storage_schema(), st.rows);
+      std::vector<arrow::RecordBatchPtr> all;
+      for (size_t k = 0; k < batches.size(); ++k) all.push_back(batches[k]);
+      if (retrain) spdlog::info("base index '{}': retraining over {} rows", spec.name, st.rows);
+      auto made = MakeBaseIndex(spec, *source_->storage_schema(), all, st.rows);
       if (!made.ok()) {
         spdlog::error("base index '{}' not built: {}", spec.name, made.status().ToString());
         continue;

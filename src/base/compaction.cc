@@ -5,6 +5,7 @@
 #include <map>
 
 #include "arrow/compute/filter.h"
+#include "base/base_index_build.h"
 #include "base/base_table.h"
 #include "format/deletion_vector.h"
 #include "format/ids.h"
@@ -238,7 +239,7 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
       }
       g.after = std::move(*copy);
     } else if (existing == nullptr && first == 0 && total > 0) {
-      auto made = index::ColumnIndex::Make(spec, *source_->storage_schema(), total);
+      auto made = MakeBaseIndex(spec, *source_->storage_schema(), out, total);
       if (!made.ok()) {
         spdlog::warn("base index '{}' not created: {}", spec.name, made.status().ToString());
         continue;
@@ -258,6 +259,9 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
       }
       pos += b->num_rows();
     }
+    // An IVF index trained on a quarter of the rows or fewer is retrained after the install
+    // (base_index_build.h); it serves, grown, until then.
+    missing = missing || NeedsRetrain(*g.after, total);
     grown.push_back(std::move(g));
   }
   for (const Grown& g : grown) {

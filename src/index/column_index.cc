@@ -8,6 +8,8 @@ namespace strata::index {
 namespace {
 
 constexpr char kMagic[8] = {'S', 'T', 'I', 'D', 'X', '0', '0', '1'};
+// The file's kind field: IndexKind values, and this for the base's IVF form of kind HNSW.
+constexpr uint32_t kIvfPayload = 3;
 
 void PutU32(std::string* out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -110,6 +112,26 @@ Result<std::shared_ptr<ColumnIndex>> ColumnIndex::Make(const IndexSpec& spec,
   return ci;
 }
 
+Result<std::shared_ptr<ColumnIndex>> ColumnIndex::MakeIvf(const IndexSpec& spec,
+                                                          const arrow::Schema& schema,
+                                                          std::unique_ptr<IvfIndex> ivf,
+                                                          int64_t trained_rows) {
+  STRATA_RETURN_IF_ERROR(ValidateIndexSpec(spec, schema));
+  if (spec.kind != IndexKind::kHnsw || ivf == nullptr) {
+    return Status::Invalid("index '" + spec.name + "': an IVF index needs a vector definition");
+  }
+  std::shared_ptr<ColumnIndex> ci(new ColumnIndex());
+  ci->spec_ = spec;
+  ci->column_ = schema.GetFieldIndex(spec.column);
+  if (ivf->dim() != schema.field(ci->column_)->type->list_size()) {
+    return Status::Invalid("index '" + spec.name + "': IVF dimension " +
+                           std::to_string(ivf->dim()) + " differs from the column's");
+  }
+  ci->ivf_ = std::move(ivf);
+  ci->ivf_trained_rows_ = trained_rows;
+  return ci;
+}
+
 Result<std::shared_ptr<ColumnIndex>> ColumnIndex::Build(
     const IndexSpec& spec, const arrow::Schema& schema,
     const std::vector<arrow::RecordBatchPtr>& batches) {
@@ -132,7 +154,11 @@ Status ColumnIndex::IndexBatch(const arrow::RecordBatch& batch, int64_t first_po
   arrow::Array col = batch.column(column_);
   switch (spec_.kind) {
     case IndexKind::kHnsw:
-      STRATA_RETURN_IF_ERROR(hnsw_->AddColumn(col, first_position).status());
+      if (ivf_ != nullptr) {
+        STRATA_RETURN_IF_ERROR(ivf_->AddColumn(col, first_position).status());
+      } else {
+        STRATA_RETURN_IF_ERROR(hnsw_->AddColumn(col, first_position).status());
+      }
       break;
     case IndexKind::kBTree:
       STRATA_RETURN_IF_ERROR(btree_->AddColumn(col, first_position));
@@ -149,6 +175,7 @@ int64_t ColumnIndex::rows_indexed() const { return rows_indexed_.load(std::memor
 
 int64_t ColumnIndex::memory_bytes() const {
   if (hnsw_) return hnsw_->memory_bytes();
+  if (ivf_) return ivf_->memory_bytes();
   if (btree_) return btree_->memory_bytes();
   if (fts_) return fts_->memory_bytes();
   return 0;
@@ -156,8 +183,15 @@ int64_t ColumnIndex::memory_bytes() const {
 
 Result<std::string> ColumnIndex::Serialize() const {
   std::string payload;
+  uint32_t kind = static_cast<uint32_t>(spec_.kind);
   if (hnsw_) {
     STRATA_ASSIGN_OR_RETURN(payload, hnsw_->Serialize());
+  } else if (ivf_) {
+    kind = kIvfPayload;
+    PutU32(&payload, static_cast<uint32_t>(ivf_trained_rows_ & 0xffffffff));
+    PutU32(&payload, static_cast<uint32_t>(static_cast<uint64_t>(ivf_trained_rows_) >> 32));
+    STRATA_ASSIGN_OR_RETURN(std::string bytes, ivf_->Serialize());
+    payload += bytes;
   } else if (btree_) {
     STRATA_ASSIGN_OR_RETURN(payload, btree_->Serialize());
   } else if (fts_) {
@@ -165,7 +199,7 @@ Result<std::string> ColumnIndex::Serialize() const {
   }
   const std::string spec = IndexSpecToJson(spec_);
   std::string out(kMagic, sizeof(kMagic));
-  PutU32(&out, static_cast<uint32_t>(spec_.kind));
+  PutU32(&out, kind);
   PutU32(&out, static_cast<uint32_t>(spec.size()));
   out += spec;
   // Rows handed to IndexBatch (nulls included) = rows of the source it covers.
@@ -189,11 +223,12 @@ Result<std::shared_ptr<ColumnIndex>> ColumnIndex::Deserialize(std::string_view b
   }
   const uint32_t kind = GetU32(bytes.data() + 8);
   const uint32_t spec_len = GetU32(bytes.data() + 12);
-  if (kind > 2 || spec_len > bytes.size() - 24) {
+  if (kind > kIvfPayload || spec_len > bytes.size() - 24) {
     return Status::Corruption("index file: bad kind or spec length");
   }
   STRATA_ASSIGN_OR_RETURN(IndexSpec spec, IndexSpecFromJson(bytes.substr(16, spec_len)));
-  if (static_cast<uint32_t>(spec.kind) != kind) {
+  const bool ivf = kind == kIvfPayload;
+  if (static_cast<uint32_t>(spec.kind) != (ivf ? static_cast<uint32_t>(IndexKind::kHnsw) : kind)) {
     return Status::Corruption("index file: kind does not match its spec");
   }
   const char* p = bytes.data() + 16 + spec_len;
@@ -210,7 +245,14 @@ Result<std::shared_ptr<ColumnIndex>> ColumnIndex::Deserialize(std::string_view b
   ci->column_ = c;
   switch (ci->spec_.kind) {
     case IndexKind::kHnsw: {
-      STRATA_ASSIGN_OR_RETURN(ci->hnsw_, HnswIndex::Deserialize(payload));
+      if (ivf) {
+        if (payload.size() < 8) return Status::Corruption("index file: IVF payload too short");
+        ci->ivf_trained_rows_ = static_cast<int64_t>(GetU32(payload.data())) |
+                                (static_cast<int64_t>(GetU32(payload.data() + 4)) << 32);
+        STRATA_ASSIGN_OR_RETURN(ci->ivf_, IvfIndex::Deserialize(payload.substr(8)));
+      } else {
+        STRATA_ASSIGN_OR_RETURN(ci->hnsw_, HnswIndex::Deserialize(payload));
+      }
       break;
     }
     case IndexKind::kBTree: {

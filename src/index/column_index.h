@@ -21,6 +21,7 @@
 #include "index/index_spec.h"
 #include "index/scalar/btree_index.h"
 #include "index/vector/hnsw_index.h"
+#include "index/vector/ivf_index.h"
 
 namespace strata::index {
 
@@ -32,6 +33,14 @@ class ColumnIndex {
   static Result<std::shared_ptr<ColumnIndex>> Make(const IndexSpec& spec,
                                                    const arrow::Schema& schema,
                                                    int64_t initial_capacity = 1024);
+  /// The base table's IVF form of a vector `spec` (BaseIvfFor(spec) set): an index over
+  /// `ivf`, already trained on `trained_rows` rows (the retrain trigger compares the rows
+  /// indexed with it) and holding no vector yet; IndexBatch adds rows to it.
+  /// Errors: ValidateIndexSpec's; Invalid when `ivf` is null or its dimension differs.
+  static Result<std::shared_ptr<ColumnIndex>> MakeIvf(const IndexSpec& spec,
+                                                      const arrow::Schema& schema,
+                                                      std::unique_ptr<IvfIndex> ivf,
+                                                      int64_t trained_rows);
   /// Builds an index for `spec` over every row of `batches` (positions from 0, in order).
   static Result<std::shared_ptr<ColumnIndex>> Build(
       const IndexSpec& spec, const arrow::Schema& schema,
@@ -45,8 +54,12 @@ class ColumnIndex {
   /// under cosine is skipped by HNSW. Errors: the algorithm's (allocation, type mismatch).
   Status IndexBatch(const arrow::RecordBatch& batch, int64_t first_position);
 
-  /// The algorithm objects (exactly one is non-null, per spec().kind).
+  /// The algorithm objects (exactly one is non-null: per spec().kind, and for kind HNSW
+  /// either the graph or the base table's IVF index).
   const HnswIndex* hnsw() const { return hnsw_.get(); }
+  const IvfIndex* ivf() const { return ivf_.get(); }
+  /// Rows the IVF index was trained on (0 for other indexes).
+  int64_t ivf_trained_rows() const { return ivf_trained_rows_; }
   const BTreeIndex* btree() const { return btree_.get(); }
   const InvertedIndex* fts() const { return fts_.get(); }
 
@@ -68,6 +81,8 @@ class ColumnIndex {
   IndexSpec spec_;
   int column_ = -1;
   std::unique_ptr<HnswIndex> hnsw_;
+  std::unique_ptr<IvfIndex> ivf_;
+  int64_t ivf_trained_rows_ = 0;
   std::unique_ptr<BTreeIndex> btree_;
   std::unique_ptr<InvertedIndex> fts_;
   std::atomic<int64_t> rows_indexed_{0};

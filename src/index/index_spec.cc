@@ -1,5 +1,11 @@
 #include "index/index_spec.h"
 
+#include <algorithm>
+#include <cmath>
+#include <exception>
+
+#include <nlohmann/json.hpp>
+
 namespace strata::index {
 
 const char* IndexKindName(IndexKind kind) {
@@ -60,6 +66,13 @@ Status ValidateIndexSpec(const IndexSpec& spec, const arrow::Schema& schema) {
         return Status::Invalid(what + ": ef_construction must be in [m, 4096], got " +
                                std::to_string(spec.hnsw.ef_construction));
       }
+      {
+        STRATA_ASSIGN_OR_RETURN(std::optional<BaseIvfDefinition> ivf, BaseIvfFor(spec));
+        if (ivf.has_value()) {
+          Status s = ValidateIvfParams(type.list_size(), ivf->params);
+          if (!s.ok()) return Status::Invalid(what + ": " + s.message());
+        }
+      }
       return Status::OK();
     case IndexKind::kBTree:
       if (!IsScalarKeyType(type.id())) {
@@ -77,6 +90,49 @@ Status ValidateIndexSpec(const IndexSpec& spec, const arrow::Schema& schema) {
       return Status::OK();
   }
   return Status::Invalid(what + ": unknown index kind");
+}
+
+Result<std::optional<BaseIvfDefinition>> BaseIvfFor(const IndexSpec& spec) {
+  if (spec.kind != IndexKind::kHnsw) return std::optional<BaseIvfDefinition>();
+  BaseIvfDefinition def;
+  if (spec.requested_type == "IVF_FLAT") {
+    def.params.type = IvfType::kIvfFlat;
+  } else if (spec.requested_type == "IVF_PQ") {
+    def.params.type = IvfType::kIvfPq;
+  } else if (spec.requested_type == "IVF_SQ") {
+    def.params.type = IvfType::kIvfSq;
+  } else {
+    return std::optional<BaseIvfDefinition>();  // HNSW-served
+  }
+  def.params.distance = spec.hnsw.distance;
+  if (spec.params_json.empty()) return std::optional<BaseIvfDefinition>(def);
+  try {
+    const nlohmann::json j = nlohmann::json::parse(spec.params_json);
+    if (!j.is_object()) return Status::Corruption("index parameters are not a JSON object");
+    const auto get = [&j](const char* key, int64_t fallback) -> int64_t {
+      auto it = j.find(key);
+      if (it == j.end() || !it->is_number_integer()) return fallback;
+      return it->get<int64_t>();
+    };
+    def.params.num_partitions = get("num_partitions", 0);
+    def.params.num_sub_vectors = get("num_sub_vectors", 0);
+    def.params.nbits = static_cast<int>(get("num_bits", def.params.nbits));
+    def.params.sample_rate = get("sample_rate", def.params.sample_rate);
+    def.params.max_iterations = static_cast<int>(get("max_iterations", def.params.max_iterations));
+    def.target_partition_size = get("target_partition_size", 0);
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string("index parameters are not valid JSON: ") + e.what());
+  }
+  return std::optional<BaseIvfDefinition>(def);
+}
+
+int64_t AutoPartitions(const BaseIvfDefinition& def, int64_t rows) {
+  if (def.params.num_partitions > 0) return def.params.num_partitions;
+  rows = std::max<int64_t>(rows, 1);
+  int64_t p = def.target_partition_size > 0
+                  ? (rows + def.target_partition_size - 1) / def.target_partition_size
+                  : static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(rows))));
+  return std::clamp<int64_t>(p, 1, 65536);
 }
 
 }  // namespace strata::index

@@ -8,6 +8,7 @@
 
 #include "index/vector/exact_search.h"
 #include "index/vector/hnsw_index.h"
+#include "index/vector/ivf_index.h"
 #include "query/result_columns.h"
 #include "query/row_predicate.h"
 #include "query/source_rows.h"
@@ -89,7 +90,11 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
         options.bypass_vector_index ? nullptr : source.FindIndex(vcol, index::IndexKind::kHnsw);
     const bool graph_usable = planned_ci != nullptr && planned_ci->hnsw() != nullptr &&
                               planned_ci->spec().hnsw.distance == options.distance;
-    if (!source_filter.empty() && source.live_rows > 0 &&
+    // A base IVF index filters while it scans its partitions (below), so the HNSW planner's
+    // choices do not apply to it.
+    const bool ivf_usable = planned_ci != nullptr && planned_ci->ivf() != nullptr &&
+                            planned_ci->spec().hnsw.distance == options.distance;
+    if (!ivf_usable && !source_filter.empty() && source.live_rows > 0 &&
         !source_filter.expr()->uses_row_offset() && (graph_usable || predicate)) {
       // Filtered source: the planner of filtered_source_search.h.
       FilteredSourceQuery fq;
@@ -142,23 +147,69 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
     const index::ColumnIndex* ci =
         options.bypass_vector_index ? nullptr : source.FindIndex(vcol, index::IndexKind::kHnsw);
     std::string why_exact;
+    const std::string kind_name = ci != nullptr && ci->ivf() != nullptr
+                                      ? index::IvfTypeName(ci->ivf()->params().type)
+                                      : std::string("HNSW");
     if (options.bypass_vector_index) {
       why_exact = "bypass_vector_index";
-    } else if (ci == nullptr || ci->hnsw() == nullptr) {
+    } else if (ci == nullptr || (ci->hnsw() == nullptr && ci->ivf() == nullptr)) {
       why_exact = hnsw_spec == nullptr
                       ? "no HNSW on '" + vname + "'"
-                      : "HNSW '" + hnsw_spec->name + "' not built for this source yet";
+                      : "index '" + hnsw_spec->name + "' not built for this source yet";
     } else if (ci->spec().hnsw.distance != options.distance) {
-      why_exact = "HNSW '" + ci->spec().name + "' uses " +
+      why_exact = kind_name + " '" + ci->spec().name + "' uses " +
                   DistanceTypeName(ci->spec().hnsw.distance) + ", the query " +
                   DistanceTypeName(options.distance);
     } else if (static_cast<double>(accepted.count()) <
                index::kExactSearchMaxFraction * static_cast<double>(source.num_rows)) {
-      why_exact = "HNSW '" + ci->spec().name + "' skipped: " + std::to_string(accepted.count()) +
-                  " of " + std::to_string(source.num_rows) + " rows accepted (< " +
+      why_exact = kind_name + " '" + ci->spec().name +
+                  "' skipped: " + std::to_string(accepted.count()) + " of " +
+                  std::to_string(source.num_rows) + " rows accepted (< " +
                   FormatFraction(index::kExactSearchMaxFraction) + ")";
     }
     int64_t kept = 0;
+    if (why_exact.empty() && ci->ivf() != nullptr) {
+      // The base's IVF index: probe nprobes partitions (again up to max_nprobes when they
+      // held fewer than the rows wanted), re-rank k * refine_factor candidates exactly.
+      const index::IvfIndex& ivf = *ci->ivf();
+      const auto vector_of = [&source, vcol, dim](int64_t label) -> const float* {
+        const auto [b, row] = source.Locate(label);
+        if (b < 0) return nullptr;
+        const arrow::Array list = source.batches[static_cast<size_t>(b)]->column(vcol);
+        if (list.IsNull(row)) return nullptr;
+        return list.child(0).raw_values<float>() + (list.offset() + row) * dim;
+      };
+      index::IvfIndex::SearchOptions io;
+      io.k = source_want;
+      io.nprobes = options.nprobes.value_or(20);
+      io.refine_factor = options.refine_factor.value_or(0);
+      STRATA_ASSIGN_OR_RETURN(std::vector<index::Neighbor> found,
+                              ivf.Search(options.query.data(), io, accept, vector_of));
+      const int64_t partitions = ivf.params().num_partitions;
+      const int64_t max_probes = options.max_nprobes.has_value() && *options.max_nprobes != 0
+                                     ? std::min(*options.max_nprobes, partitions)
+                                     : (options.max_nprobes.has_value() ? partitions : io.nprobes);
+      std::string probes = std::to_string(std::min(io.nprobes, partitions));
+      if (static_cast<int64_t>(found.size()) < source_want && max_probes > io.nprobes &&
+          io.nprobes < partitions) {
+        io.nprobes = max_probes;
+        STRATA_ASSIGN_OR_RETURN(found, ivf.Search(options.query.data(), io, accept, vector_of));
+        probes += " then " + std::to_string(max_probes);
+      }
+      for (const index::Neighbor& n : found) {
+        if (bounded && !in_bounds(n.distance)) continue;
+        candidates.push_back({n.distance, s, n.label});
+        ++kept;
+      }
+      result.plan.push_back(source.name + ": " + kind_name + " '" + ci->spec().name +
+                            "' nprobes=" + probes + " of " + std::to_string(partitions) +
+                            (io.refine_factor > 0
+                                 ? " refine_factor=" + std::to_string(io.refine_factor)
+                                 : std::string()) +
+                            ", " + std::to_string(kept) + " candidates" +
+                            (accepted.filtered() ? " (filtered)" : "") + filter_plan);
+      continue;
+    }
     if (why_exact.empty()) {
       const int64_t ef = options.ef.value_or(index::DefaultEf(source_want));
       STRATA_ASSIGN_OR_RETURN(std::vector<index::Neighbor> found,

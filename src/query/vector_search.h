@@ -50,6 +50,13 @@ struct VectorSearchOptions {
   bool with_row_id = false;
   /// HNSW search breadth; unset = index::DefaultEf(k + offset).
   std::optional<int64_t> ef;
+  /// IVF indexes (the base table's IVF_FLAT / IVF_PQ / IVF_SQ): partitions probed (unset =
+  /// 20, LanceDB's default), probed again up to max_nprobes (0 = all) when the first probe
+  /// finds fewer than k accepted rows; refine_factor: k * refine_factor candidates re-ranked
+  /// by exact distance (unset = none: the distances are the quantised ones).
+  std::optional<int64_t> nprobes;
+  std::optional<int64_t> max_nprobes;
+  std::optional<int64_t> refine_factor;
   /// Exact search in every source even where an HNSW index exists.
   bool bypass_vector_index = false;
   /// Tests and benchmarks: the plan every filtered source with a usable HNSW index runs

@@ -34,14 +34,12 @@ constexpr TypeName kTypes[] = {
     {"IVF_FLAT", "IVF_FLAT", Family::kVector, false},
     {"IVF_SQ", "IVF_SQ", Family::kVector, false},
     {"IVF_PQ", "IVF_PQ", Family::kVector, false},
-    {"IVF_RQ", "IVF_RQ", Family::kVector, false},
     {"IVF_HNSW_PQ", "IVF_HNSW_PQ", Family::kVector, true},
     {"IVF_HNSW_SQ", "IVF_HNSW_SQ", Family::kVector, true},
     {"IVF_HNSW_FLAT", "IVF_HNSW_FLAT", Family::kVector, true},
     {"IvfFlat", "IVF_FLAT", Family::kVector, false},
     {"IvfSq", "IVF_SQ", Family::kVector, false},
     {"IvfPq", "IVF_PQ", Family::kVector, false},
-    {"IvfRq", "IVF_RQ", Family::kVector, false},
     {"IvfHnswPq", "IVF_HNSW_PQ", Family::kVector, true},
     {"IvfHnswSq", "IVF_HNSW_SQ", Family::kVector, true},
     {"IvfHnswFlat", "IVF_HNSW_FLAT", Family::kVector, true},
@@ -359,6 +357,12 @@ Result<index::IndexSpec> Parse(std::string_view body, const arrow::Schema& schem
   STRATA_ASSIGN_OR_RETURN(std::string type_name, RequiredString(j, "index_type"));
 
   const TypeName* type = FindType(type_name);
+  if (type == nullptr && (type_name == "IVF_RQ" || type_name == "IvfRq")) {
+    return Status::NotSupported(
+        Prefix() + "index_type " + Got(json(type_name)) +
+        " (RaBitQ) is not supported: FAISS 1.7.3, which builds Strata's IVF indexes, has no "
+        "RaBitQ; use IVF_PQ or IVF_SQ for a compact index, IVF_FLAT or IVF_HNSW_SQ otherwise");
+  }
   if (type == nullptr) {
     for (const char* u : kUnsupportedTypes) {
       if (type_name == u) {
@@ -370,7 +374,7 @@ Result<index::IndexSpec> Parse(std::string_view body, const arrow::Schema& schem
     return Status::Invalid(
         Prefix() + "index_type " + Got(json(type_name)) +
         " is not a valid index type (case-sensitive; accepted: IVF_FLAT, IVF_SQ, IVF_PQ, "
-        "IVF_RQ, IVF_HNSW_PQ, IVF_HNSW_SQ, IVF_HNSW_FLAT, BTREE, BITMAP, FTS, INVERTED, or "
+        "IVF_HNSW_PQ, IVF_HNSW_SQ, IVF_HNSW_FLAT, BTREE, BITMAP, FTS, INVERTED, or "
         "their CamelCase names such as IvfPq, BTree)");
   }
 

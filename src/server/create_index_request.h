@@ -7,8 +7,11 @@
 //               name (`` `` `` inside for a backtick) is unquoted first; nested paths (a.b) are
 //               NotSupported. IndexSpec::column is the schema's spelling.
 //   index_type  required, case-sensitive as the client spells it:
-//                 IVF_FLAT IVF_SQ IVF_PQ IVF_RQ IVF_HNSW_PQ IVF_HNSW_SQ IVF_HNSW_FLAT and the
-//                 CamelCase IvfFlat IvfSq IvfPq IvfRq IvfHnswPq IvfHnswSq IvfHnswFlat -> HNSW;
+//                 IVF_FLAT IVF_SQ IVF_PQ IVF_HNSW_PQ IVF_HNSW_SQ IVF_HNSW_FLAT and the
+//                 CamelCase IvfFlat IvfSq IvfPq IvfHnswPq IvfHnswSq IvfHnswFlat -> HNSW in
+//                 MemTables and SSTables; on the base table IVF_FLAT / IVF_SQ / IVF_PQ are
+//                 FAISS IVF indexes (index_spec.h BaseIvfFor), the IVF_HNSW_* types the float
+//                 HNSW; IVF_RQ / IvfRq -> NotSupported (FAISS 1.7.3 has no RaBitQ);
 //                 BTREE BTree BITMAP Bitmap -> BTREE; FTS INVERTED Inverted -> FTS;
 //                 LABEL_LIST LabelList FM -> NotSupported; anything else (e.g. `btree`, which
 //                 LanceDB rejects too) -> Invalid listing the accepted names.
@@ -23,7 +26,11 @@
 //               "euclidean" = l2), "hamming" NotSupported; m in [2, 128] and ef_construction
 //               in [m, 4096] (HNSW types only; default 16 / 100); num_partitions,
 //               num_sub_vectors, num_bits, sample_rate, max_iterations, target_partition_size
-//               (IVF parameters: positive integers, remembered in params_json only).
+//               (IVF parameters: positive integers; num_partitions, num_sub_vectors,
+//               num_bits, sample_rate, max_iterations and target_partition_size shape the
+//               base's IVF_FLAT / IVF_SQ / IVF_PQ index and are range-checked against the
+//               column by index::ValidateIndexSpec; the IVF_HNSW_* types, one graph, do not
+//               partition and keep them in params_json only).
 //   FTS: base_tokenizer "simple" | "whitespace", language "English", with_position,
 //               lower_case, stem, remove_stop_words, ascii_folding (booleans),
 //               max_token_length in [1, 1024] (null = 1024, the largest supported); the

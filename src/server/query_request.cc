@@ -1,5 +1,6 @@
 #include "server/query_request.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <initializer_list>
@@ -393,6 +394,15 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   STRATA_ASSIGN_OR_RETURN(std::optional<std::string> vector_column, GetString(j, "vector_column"));
 
   STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> ef, GetInt(j, "ef", 1));
+  // IVF tuning (base-table IVF indexes): nprobes is the client's minimum_nprobes.
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> nprobes, GetInt(j, "nprobes", 1));
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> min_nprobes, GetInt(j, "minimum_nprobes", 1));
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> max_nprobes, GetInt(j, "maximum_nprobes", 0));
+  STRATA_ASSIGN_OR_RETURN(std::optional<int64_t> refine_factor, GetInt(j, "refine_factor", 1));
+  if (refine_factor && *refine_factor > 1000) {
+    return Status::Invalid("refine_factor must be in [1, 1000], got " +
+                           std::to_string(*refine_factor));
+  }
   STRATA_ASSIGN_OR_RETURN(bool bypass_vector_index, GetBool(j, "bypass_vector_index", false));
 
   auto vit = j.find("vector");
@@ -461,6 +471,15 @@ Result<QueryRequest> ParseQueryRequest(std::string_view body) {
   }
   if (vector_column) vs.column = *vector_column;
   vs.ef = ef;
+  if (min_nprobes) vs.nprobes = *min_nprobes;
+  if (nprobes) vs.nprobes = std::max(vs.nprobes.value_or(1), *nprobes);
+  vs.max_nprobes = max_nprobes;
+  if (vs.nprobes && vs.max_nprobes && *vs.max_nprobes != 0 && *vs.max_nprobes < *vs.nprobes) {
+    return Status::Invalid("maximum_nprobes (" + std::to_string(*vs.max_nprobes) +
+                           ") must be 0 (unbounded) or >= nprobes (" + std::to_string(*vs.nprobes) +
+                           ")");
+  }
+  vs.refine_factor = refine_factor;
   vs.bypass_vector_index = bypass_vector_index;
   vs.columns = std::move(columns);
   vs.filter = std::move(filter);

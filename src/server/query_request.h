@@ -3,9 +3,11 @@
 // distance_type, columns (array of names, or an object {alias: column} whose values are plain
 // column references or SQL expressions), offset, filter (SQL text, query/filter/; checked when
 // bound to the table), prefilter, with_row_id, vector_column, version, ef (null or int >= 1:
-// HNSW search breadth), bypass_vector_index, lower_bound / upper_bound (null or a number: the
-// distance range); the other vector-only tuning keys (nprobes, refine_factor, ...) are
-// accepted and ignored.
+// HNSW search breadth), nprobes / minimum_nprobes (null or int >= 1: IVF partitions probed;
+// the larger of the two counts), maximum_nprobes (null, 0 = unbounded, or >= nprobes: probed
+// when the first probe finds fewer than k rows), refine_factor (null or int in [1, 1000]:
+// IVF candidates re-ranked exactly = k * refine_factor), bypass_vector_index, lower_bound /
+// upper_bound (null or a number: the distance range). Other keys are ignored.
 // full_text_query (a full-text search; not together with a vector) in the legacy shape
 // {"columns": [..], "query": "text"} (OR match; [] = every FTS column) or the structured shape
 // {"query": {"match": {"terms", "column"?, "operator": "Or"|"And", "boost": 1, "fuzziness": 0,

@@ -4,7 +4,11 @@
 //                        "num_indexed_rows", "num_unindexed_rows", "index_uuid",
 //                        "created_at" (epoch ms), "size_bytes"}]}
 //   index/{n}/stats/     {"num_indexed_rows", "num_unindexed_rows", "index_type",
-//                        "distance_type" (vector indexes), "num_indices": 1}
+//                        "distance_type" and "memtable_index_type": "HNSW" (vector indexes),
+//                        "num_indices": 1, "base_index" (what the base table really built,
+//                        once it has: {"index_type": IVF_FLAT|IVF_PQ|IVF_SQ|HNSW|BTREE|FTS,
+//                        "rows", "memory_bytes", IVF: "num_partitions", "trained_rows",
+//                        PQ: "num_sub_vectors", "num_bits"; HNSW: "m", "ef_construction"})}
 //   index/{n}/drop/      200 {}
 //   index/{n}/prewarm/   200 {} (MemTable and SSTable indexes are always resident)
 // `index_type` is the type the index was created with (IndexSpec::requested_type). An unknown
@@ -90,6 +94,24 @@ void HandleIndexStats(ServerContext& ctx, const TableRequest& req, httplib::Resp
               {"num_indices", 1}};
   if (s->spec.kind == index::IndexKind::kHnsw) {
     out["distance_type"] = index::DistanceTypeName(s->spec.hnsw.distance);
+    out["memtable_index_type"] = "HNSW";  // MemTables and SSTables
+  }
+  if (s->base.has_value()) {
+    const table::BaseIndexBuilt& b = *s->base;
+    json base = {{"index_type", b.type}, {"rows", b.rows}, {"memory_bytes", b.memory_bytes}};
+    if (b.num_partitions > 0) {
+      base["num_partitions"] = b.num_partitions;
+      base["trained_rows"] = b.trained_rows;
+    }
+    if (b.num_sub_vectors > 0) {
+      base["num_sub_vectors"] = b.num_sub_vectors;
+      base["num_bits"] = b.num_bits;
+    }
+    if (b.m > 0) {
+      base["m"] = b.m;
+      base["ef_construction"] = b.ef_construction;
+    }
+    out["base_index"] = std::move(base);
   }
   SendJson(res, Dump(out));
 }

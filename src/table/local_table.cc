@@ -402,6 +402,27 @@ std::vector<IndexStatus> LocalTable::ListIndexes() const {
     st.num_indexed_rows = p.num_indexed_rows;
     st.num_unindexed_rows = p.num_unindexed_rows;
     st.size_bytes = p.size_bytes;
+    for (const auto& idx : base_->source()->indexes()) {
+      if (idx->spec().name != st.spec.name || idx->spec().uuid != st.spec.uuid) continue;
+      BaseIndexBuilt b;
+      b.rows = idx->rows_indexed();
+      b.memory_bytes = idx->memory_bytes();
+      if (const index::IvfIndex* ivf = idx->ivf()) {
+        const index::IvfParams& ip = ivf->params();
+        b.type = index::IvfTypeName(ip.type);
+        b.num_partitions = ip.num_partitions;
+        b.num_sub_vectors = ip.type == index::IvfType::kIvfPq ? ip.num_sub_vectors : 0;
+        b.num_bits = ip.type == index::IvfType::kIvfPq ? ip.nbits : 0;
+        b.trained_rows = idx->ivf_trained_rows();
+      } else if (const index::HnswIndex* h = idx->hnsw()) {
+        b.type = "HNSW";
+        b.m = h->params().m;
+        b.ef_construction = h->params().ef_construction;
+      } else {
+        b.type = index::IndexKindName(idx->spec().kind);
+      }
+      st.base = std::move(b);
+    }
     out.push_back(std::move(st));
   }
   return out;

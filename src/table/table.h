@@ -33,12 +33,23 @@ struct TableSnapshot {
   std::shared_ptr<const shard::ShardSnapshot> shard;
 };
 
+/// What the base table really built for a definition (issue 15: index/{n}/stats/ reports it).
+struct BaseIndexBuilt {
+  std::string type;  // "IVF_FLAT" | "IVF_PQ" | "IVF_SQ" (FAISS) | "HNSW" | "BTREE" | "FTS"
+  int64_t rows = 0;  // base rows covered
+  int64_t memory_bytes = 0;
+  // IVF: resolved parameters and the rows trained on. HNSW: m / ef_construction.
+  int64_t num_partitions = 0, num_sub_vectors = 0, num_bits = 0, trained_rows = 0;
+  int m = 0, ef_construction = 0;
+};
+
 /// One index definition with its progress (index/list/, index/{n}/stats/).
 struct IndexStatus {
   index::IndexSpec spec;
   int64_t num_indexed_rows = 0;
   int64_t num_unindexed_rows = 0;  // falls to 0 once every source holds the index
   int64_t size_bytes = 0;
+  std::optional<BaseIndexBuilt> base;  // unset while the base has no index for it
 };
 
 /// What Table::Flush did for one shard (PROTOCOL.md §0 flush/).

@@ -93,7 +93,7 @@ TEST(FashionMnistTierRecall, MemTableHnswThenSSTableIndex) {
   spec.name = "vector_idx";
   spec.column = "vector";
   spec.kind = index::IndexKind::kHnsw;
-  spec.requested_type = "IVF_PQ";
+  spec.requested_type = "IVF_HNSW_SQ";  // the float HNSW on every tier (IVF_PQ: base_ivf_test)
   ASSERT_TRUE(t->CreateIndex(spec).ok());
   for (int64_t first = 0; first < base.count; first += 1000) {
     std::vector<std::optional<int64_t>> ids;

@@ -94,14 +94,12 @@ TEST(CreateIndexRequestTest, EveryVectorSpellingMapsToHnsw) {
       {"IVF_FLAT", "IVF_FLAT"},
       {"IVF_SQ", "IVF_SQ"},
       {"IVF_PQ", "IVF_PQ"},
-      {"IVF_RQ", "IVF_RQ"},
       {"IVF_HNSW_PQ", "IVF_HNSW_PQ"},
       {"IVF_HNSW_SQ", "IVF_HNSW_SQ"},
       {"IVF_HNSW_FLAT", "IVF_HNSW_FLAT"},
       {"IvfFlat", "IVF_FLAT"},
       {"IvfSq", "IVF_SQ"},
       {"IvfPq", "IVF_PQ"},
-      {"IvfRq", "IVF_RQ"},
       {"IvfHnswPq", "IVF_HNSW_PQ"},
       {"IvfHnswSq", "IVF_HNSW_SQ"},
       {"IvfHnswFlat", "IVF_HNSW_FLAT"},
@@ -114,6 +112,17 @@ TEST(CreateIndexRequestTest, EveryVectorSpellingMapsToHnsw) {
     EXPECT_EQ(r->kind, IndexKind::kHnsw) << sent;
     EXPECT_EQ(r->requested_type, canonical) << sent;
     EXPECT_EQ(r->hnsw.distance, DistanceType::kCosine) << sent;
+  }
+}
+
+// FAISS 1.7.3 has no RaBitQ: IVF_RQ is refused naming it, not served by another index.
+TEST(CreateIndexRequestTest, IvfRqIsNotSupported) {
+  for (const char* sent : {"IVF_RQ", "IvfRq"}) {
+    auto r = Parse(std::string(R"({"column":"vector","index_type":")") + sent + R"("})");
+    ASSERT_FALSE(r.ok()) << sent;
+    EXPECT_EQ(r.status().code(), StatusCode::kNotSupported) << sent;
+    EXPECT_NE(r.status().message().find(sent), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("RaBitQ"), std::string::npos) << r.status().message();
   }
 }
 

@@ -50,7 +50,7 @@ TEST(QueryRequestTest, VectorQueryAsTheNodeClientSendsIt) {
 // declines (here an integer beyond 64 bits, which nlohmann reads as a float) takes nlohmann's
 // path, and the vector then comes from nlohmann's tree: the same request either way.
 TEST(QueryRequestTest, VectorIsTheSameThroughTheFastAndTheFallbackParser) {
-  for (const char* extra : {"", R"(,"nprobes":18446744073709551616)"}) {
+  for (const char* extra : {"", R"(,"fast_search":18446744073709551616)"}) {
     auto r = ParseQueryRequest(std::string(R"({"vector":[0.5,-2,3e1],"k":4)") + extra + "}");
     ASSERT_TRUE(r.ok()) << extra << ": " << r.status().ToString();
     const auto& vs = std::get<query::VectorSearchOptions>(r->plan);
@@ -169,6 +169,35 @@ TEST(QueryRequestTest, VectorQueryEfAndBypass) {
   ASSERT_TRUE(n.ok()) << n.status().ToString();
   EXPECT_FALSE(std::get<query::VectorSearchOptions>(n->plan).ef.has_value());
   EXPECT_FALSE(std::get<query::VectorSearchOptions>(n->plan).bypass_vector_index);
+}
+
+// IVF tuning keys as the 0.31 client sends them (nprobes = minimum_nprobes, maximum_nprobes,
+// refine_factor; docs/INDEXES.md): honoured, and bad values refused naming the key.
+TEST(QueryRequestTest, VectorQueryIvfKeys) {
+  auto r = ParseQueryRequest(
+      R"({"k":3,"vector":[1,2],"nprobes":30,"minimum_nprobes":30,"maximum_nprobes":0,)"
+      R"("refine_factor":10})");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const auto& vs = std::get<query::VectorSearchOptions>(r->plan);
+  EXPECT_EQ(vs.nprobes, std::optional<int64_t>(30));
+  EXPECT_EQ(vs.max_nprobes, std::optional<int64_t>(0));
+  EXPECT_EQ(vs.refine_factor, std::optional<int64_t>(10));
+  auto unset = ParseQueryRequest(
+      R"({"k":3,"vector":[1,2],"nprobes":null,"maximum_nprobes":null,"refine_factor":null})");
+  ASSERT_TRUE(unset.ok()) << unset.status().ToString();
+  EXPECT_FALSE(std::get<query::VectorSearchOptions>(unset->plan).nprobes.has_value());
+  EXPECT_FALSE(std::get<query::VectorSearchOptions>(unset->plan).refine_factor.has_value());
+  for (const auto& [body, key] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"k":3,"vector":[1,2],"refine_factor":0})", "refine_factor must be >= 1"},
+           {R"({"k":3,"vector":[1,2],"refine_factor":1001})", "refine_factor must be in [1, 1000]"},
+           {R"({"k":3,"vector":[1,2],"nprobes":0})", "nprobes must be >= 1"},
+           {R"({"k":3,"vector":[1,2],"nprobes":20,"maximum_nprobes":5})", "maximum_nprobes (5)"},
+       }) {
+    auto bad = ParseQueryRequest(body);
+    ASSERT_FALSE(bad.ok()) << body;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument) << body;
+    EXPECT_NE(bad.status().message().find(key), std::string::npos) << bad.status().message();
+  }
 }
 
 TEST(QueryRequestTest, LegacyFullTextQuery) {
