@@ -463,11 +463,11 @@ int Importer::Run() {
     if (!st.ok()) out["error"] = st.message();
     std::printf("%s\n", out.dump().c_str());
   } else if (!o_.quiet || !st.ok()) {
-    std::printf("%s %lld rows into %s/%s in %.2f s (%.0f rows/s, %lld batches, %s sent)",
+    std::printf("%s %lld rows into %s/%s in %.2f s (%.0f rows/s, %lld batch%s, %s sent)",
                 complete ? "imported" : "imported (partially)", static_cast<long long>(rows_sent_),
                 o_.client.database.c_str(), o_.table.c_str(), secs,
                 secs > 0 ? rows_sent_ / secs : 0.0, static_cast<long long>(batches_),
-                HumanBytes(static_cast<double>(wire_bytes_)).c_str());
+                batches_ == 1 ? "" : "es", HumanBytes(static_cast<double>(wire_bytes_)).c_str());
     if (rows_skipped_ > 0) {
       std::printf("; skipped %lld rows acknowledged before", static_cast<long long>(rows_skipped_));
     }

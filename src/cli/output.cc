@@ -1,7 +1,9 @@
 #include "cli/output.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 
 #include "arrow/json/rows_json.h"
 
@@ -25,7 +27,33 @@ std::string Number(const nlohmann::json& v) {
   return v.dump();
 }
 
+// True when the values of `type` (or of its nested lists) are float32.
+bool HoldsFloat32(const arrow::DataType& type) {
+  if (type.id() == arrow::TypeId::kFloat32) return true;
+  if (type.is_list_like()) return HoldsFloat32(*type.value_type());
+  return false;
+}
+
+void ShortenFloats(nlohmann::json& v) {
+  if (v.is_number_float()) {
+    char buf[32];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof(buf), static_cast<float>(v.get<double>()));
+    if (ec == std::errc()) {
+      *p = '\0';
+      v = std::strtod(buf, nullptr);
+    }
+  } else if (v.is_array()) {
+    for (auto& x : v) ShortenFloats(x);
+  }
+}
+
 }  // namespace
+
+nlohmann::json ValueJson(const arrow::ArrayData& data, int64_t i) {
+  nlohmann::json v = arrow::json::ValueToJson(data, i);
+  if (HoldsFloat32(*data.type)) ShortenFloats(v);
+  return v;
+}
 
 std::string TextTable::Render() const {
   std::vector<size_t> w(header.size(), 0);
@@ -63,7 +91,7 @@ std::string CsvField(const std::string& s) {
 }
 
 std::string CellText(const arrow::ArrayData& data, int64_t i, int max_values) {
-  nlohmann::json v = arrow::json::ValueToJson(data, i);
+  nlohmann::json v = ValueJson(data, i);
   if (v.is_null()) return "";
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number()) return Number(v);

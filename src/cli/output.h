@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct TextTable {
 
 /// RFC 4180: quoted when it holds ',', '"', CR or LF.
 std::string CsvField(const std::string& s);
+
+/// Value `i` of `data` as JSON (arrow/json/rows_json.h ValueToJson), with float32 values (also
+/// inside lists and vectors) as their shortest decimal form: 0.1f is 0.1, not
+/// 0.10000000149011612.
+nlohmann::json ValueJson(const arrow::ArrayData& data, int64_t i);
 
 /// Value `i` of `data` for a table cell: null as "", floats with up to 6 significant digits,
 /// lists of more than `max_values` values summarised with their length.

@@ -72,7 +72,13 @@ int RunQuery(const QueryOptions& o) {
   if (format == "json") {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& b : read->batches) {
-      for (auto& r : arrow::json::RowsToJson(*b)) rows.push_back(std::move(r));
+      for (int64_t r = 0; r < b->num_rows(); ++r) {
+        nlohmann::json row = nlohmann::json::object();
+        for (int c = 0; c < b->num_columns(); ++c) {
+          row[schema.field(c)->name] = ValueJson(*b->column_data(c), r);
+        }
+        rows.push_back(std::move(row));
+      }
     }
     std::printf("%s\n",
                 rows.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
@@ -88,7 +94,7 @@ int RunQuery(const QueryOptions& o) {
       for (int64_t r = 0; r < b->num_rows(); ++r) {
         line.clear();
         for (int c = 0; c < b->num_columns(); ++c) {
-          nlohmann::json v = arrow::json::ValueToJson(*b->column_data(c), r);
+          nlohmann::json v = ValueJson(*b->column_data(c), r);
           std::string s = v.is_null() ? std::string()
                           : v.is_string()
                               ? v.get<std::string>()
@@ -111,7 +117,7 @@ int RunQuery(const QueryOptions& o) {
       ++n;
     }
   }
-  std::printf("%s(%lld rows)\n", t.Render().c_str(), static_cast<long long>(n));
+  std::printf("%s(%lld row%s)\n", t.Render().c_str(), static_cast<long long>(n), n == 1 ? "" : "s");
   return kExitOk;
 }
 
