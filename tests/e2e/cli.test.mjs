@@ -1,8 +1,8 @@
 // End-to-end: the `strata` command-line client (issue 18, README "Command-line client") against
 // a real server started with an API key. Every format is imported and then counted exactly
 // through the REST API: CSV, JSON Lines, Arrow IPC file and stream; a 100k-row CSV (time and
-// rate reported); an import stopped by the --stop-after-batches hook and one killed with
-// SIGKILL, both finished with --resume to exactly the file's rows; a malformed CSV row rejected
+// rate reported); an import stopped by the --stop-after-batches hook, one stopped by SIGINT and
+// one killed with SIGKILL, all finished with --resume to exactly the file's rows; a malformed CSV row rejected
 // with its file:line and nothing of its batch committed; status/describe/flush/compact/query
 // --json parsed; --version; an unknown subcommand; wrong key and unreachable server exit codes.
 import { after, before, describe, test } from "node:test";
@@ -233,6 +233,37 @@ describe("strata CLI", () => {
     assert.equal(r2.code, 0, show(r2));
     assert.equal(JSON.parse(r2.stdout).rows_skipped, acked);
     assert.equal(await count("kill_t"), N);
+  });
+
+  test("Ctrl-C (SIGINT) stops after the batch in flight with exit 5; --resume finishes", async () => {
+    const N = 40000;
+    const file = writeCsv("sigint.csv", N);
+    const statePath = path.join(dir, "sigint.state.json");
+    const base = ["import", ...common(), "--table", "sigint_t", "--batch-rows", "500", "--state-file", statePath];
+    const r1 = await cli([...base, "--json", file], {
+      onSpawn: (child) => {
+        const timer = setInterval(() => {
+          try {
+            if (JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows >= 2000) {
+              clearInterval(timer);
+              child.kill("SIGINT");
+            }
+          } catch {
+            // not written yet
+          }
+        }, 5);
+        child.on("exit", () => clearInterval(timer));
+      },
+    });
+    assert.equal(r1.code, 5, show(r1));
+    assert.match(r1.stderr, /stopped \(interrupted\)/);
+    const s1 = JSON.parse(r1.stdout);
+    const acked = JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows;
+    assert.equal(s1.rows_imported, acked);
+    assert.equal(await count("sigint_t"), acked);
+    const r2 = await cli([...base, "--resume", "--json", file]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(await count("sigint_t"), N);
   });
 
   test("a malformed CSV row fails with file:line, nothing of its batch committed", async () => {
