@@ -1,10 +1,13 @@
-// The `strata` binary. Subcommands: `serve` (the LanceDB-compatible REST server).
+// The `strata` binary. Subcommands: `serve` (the LanceDB-compatible REST server), and the
+// clients of a running server registered by cli/commands.h (import, status, describe, flush,
+// compact, query).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 
+#include "cli/commands.h"
 #include "server/server.h"
 
 int main(int argc, char** argv) {
@@ -247,7 +250,10 @@ int main(int argc, char** argv) {
   serve->add_flag("--no-background-compaction", no_background_compaction,
                   "Compact only on POST /v1/table/{name}/compact/");
 
-  CLI11_PARSE(app, argc, argv);
+  int client_exit = -1;  // set by a client subcommand's callback during Parse
+  strata::cli::RegisterClientCommands(app, &client_exit);
+  if (int rc = strata::cli::Parse(app, argc, argv); rc >= 0) return rc;
+  if (client_exit >= 0) return client_exit;
   compaction.background = !no_background_compaction;
   compaction.gc_options.retain_age = std::chrono::seconds(retain_versions_days * 86400);
   compaction.gc_options.orphan_min_age = std::chrono::seconds(gc_orphan_age_s);

@@ -1,0 +1,55 @@
+// `strata import`: loads CSV, JSON Lines and Arrow IPC (file or stream) files into a table
+// through the REST API of a running server (README.md "Command-line client").
+//  - The table is created when missing (create/?mode=exist_ok with a schema and 0 rows): its
+//    schema comes from --schema (LanceDB schema JSON, PROTOCOL.md §3), else the Arrow file's
+//    schema, else is inferred from the first rows of the first file (cli/infer_schema.h).
+//    An existing table is appended to under its describe/ schema.
+//  - Rows are sent in batches (--batch-rows, --batch-bytes, whichever fills first) as
+//    LZ4-compressed Arrow IPC streams on insert/; a batch is built completely before it is
+//    sent, so a malformed row (reported as FILE:LINE) fails the import with nothing of its
+//    batch committed. 503/429 answers (backpressure) are retried with a backoff.
+//  - After each acknowledged batch the state file (cli/import_state.h) records the rows done
+//    per file; `--resume` continues after them. SIGINT/SIGTERM stop after the batch in flight.
+//    Exactly once: a kill between the server's acknowledgement and the state write (a few
+//    microseconds) re-sends that one batch on --resume; a table with a primary key
+//    (--primary-key at creation) absorbs it as an upsert.
+// Thread-safety: RunImport is called once per process (it installs signal handlers).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+
+namespace strata::cli {
+
+struct ImportOptions {
+  ClientOptions client;
+  std::string table;
+  std::vector<std::string> files;
+  /// auto (from the extension: .csv, .jsonl/.ndjson/.json, .arrow/.arrows/.ipc/.feather),
+  /// csv, jsonl or arrow.
+  std::string format = "auto";
+  std::string schema_file;
+  /// Comma-separated primary-key columns declared when the import creates the table.
+  std::string primary_key;
+  int64_t batch_rows = 10000;
+  int64_t batch_bytes = int64_t{32} << 20;
+  bool resume = false;
+  std::string state_file;
+  /// Test hook: stop (exit 5, state saved) after this many batches were acknowledged.
+  int64_t stop_after_batches = 0;
+  bool json = false;
+  bool quiet = false;
+};
+
+/// Runs the import; returns the process exit code (cli/exit_codes.h) after printing the
+/// summary (stdout) or the error (stderr).
+int RunImport(const ImportOptions& options);
+
+/// Registers `import` on `app`; its callback stores RunImport's result in *exit_code.
+void AddImportCommand(CLI::App& app, int* exit_code);
+
+}  // namespace strata::cli

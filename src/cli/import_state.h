@@ -1,0 +1,47 @@
+// The resume state of `strata import`: per input file, how many rows (and, for text files,
+// which byte offset and line) the server has acknowledged. Written after every acknowledged
+// batch (temporary file, fsync, rename: a crash leaves the old or the new state, never a torn
+// one), read by `--resume`, removed when the import completes.
+// Default location: `.strata-import-{database}-{table}.json` in the current directory (names
+// with '/' or other unsafe characters are escaped), or `--state-file PATH`.
+// Format (JSON): {"url","database","table","files":[{"path","size","mtime_ns","rows",
+// "offset","line","batches","complete"}]}.
+// Thread-safety: pure functions over values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace strata::cli {
+
+struct FileProgress {
+  std::string path;  // absolute
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t rows = 0;     // rows acknowledged
+  int64_t offset = 0;   // text files: byte offset just past the last acknowledged row
+  int64_t line = 1;     // text files: line the next row starts on
+  int64_t batches = 0;  // batches acknowledged
+  bool complete = false;
+};
+
+struct ImportState {
+  std::string url;
+  std::string database;
+  std::string table;
+  std::vector<FileProgress> files;
+
+  /// The entry for `path`, or nullptr.
+  FileProgress* Find(const std::string& path);
+};
+
+std::string DefaultStatePath(const std::string& database, const std::string& table);
+/// nullopt when the file does not exist; Invalid when it is not a state file.
+Result<std::optional<ImportState>> LoadImportState(const std::string& path);
+Status SaveImportState(const std::string& path, const ImportState& state);
+
+}  // namespace strata::cli

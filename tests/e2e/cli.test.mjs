@@ -1,0 +1,363 @@
+// End-to-end: the `strata` command-line client (issue 18, README "Command-line client") against
+// a real server started with an API key. Every format is imported and then counted exactly
+// through the REST API: CSV, JSON Lines, Arrow IPC file and stream; a 100k-row CSV (time and
+// rate reported); an import stopped by the --stop-after-batches hook, one stopped by SIGINT and
+// one killed with SIGKILL, all finished with --resume to exactly the file's rows; a malformed CSV row rejected
+// with its file:line and nothing of its batch committed; status/describe/flush/compact/query
+// --json parsed; --version; an unknown subcommand; wrong key and unreachable server exit codes.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import * as arrow from "apache-arrow";
+import { startServer, strataBin } from "./lib/server.mjs";
+
+const KEY = "cli-test-key";
+const DB = "clidb";
+
+/** Runs `strata ARGS` in `cwd`; resolves {code, signal, stdout, stderr, ms}. */
+function runCli(args, { cwd, env = {}, onSpawn } = {}) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(strataBin(), args, {
+      cwd,
+      env: { ...process.env, STRATA_API_KEY: KEY, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    child.on("error", reject);
+    child.on("exit", (code, signal) => resolve({ code, signal, stdout, stderr, ms: performance.now() - t0 }));
+    if (onSpawn) onSpawn(child);
+  });
+}
+
+function show(r) {
+  return `exit ${r.code} signal ${r.signal}\n--- stdout ---\n${r.stdout.slice(-3000)}\n--- stderr ---\n${r.stderr.slice(-3000)}`;
+}
+
+describe("strata CLI", () => {
+  let server;
+  let dir;
+  const cli = (args, opts = {}) => runCli(args, { cwd: dir, ...opts });
+  const common = () => ["--url", server.url, "--db", DB];
+
+  async function rest(table, op, body) {
+    const headers = { "x-lancedb-database": DB, "x-api-key": KEY, "content-type": "application/json" };
+    const res = await fetch(`${server.url}/v1/table/${table}/${op}`, {
+      method: "POST",
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, `${op}: ${text}`);
+    return JSON.parse(text);
+  }
+  const count = (table, predicate) => rest(table, "count_rows/", predicate ? { predicate } : {});
+  const fieldTypes = async (table) =>
+    Object.fromEntries((await rest(table, "describe/")).schema.fields.map((f) => [f.name, f.type]));
+
+  function writeCsv(name, n, { from = 0, bad = null } = {}) {
+    const lines = ["id,label,score,flag,vector"];
+    for (let i = from; i < from + n; i++) {
+      const id = bad && bad.row === i ? bad.value : String(i);
+      const v = [i % 7, (i * 3) % 5, 0.5, -i / 1000].map((x) => Number(x.toFixed(3)));
+      lines.push(`${id},"name ${i}, ""q""",${(i / 4).toFixed(2)},${i % 2 === 0},"${JSON.stringify(v)}"`);
+    }
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, lines.join("\n") + "\n");
+    return p;
+  }
+
+  before(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "strata-cli-"));
+    server = await startServer({ extraArgs: ["--api-key", KEY] });
+  });
+  after(async () => {
+    if (server) await server.cleanup();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("--version and unknown subcommand", async () => {
+    const v = await cli(["--version"]);
+    assert.equal(v.code, 0, show(v));
+    assert.match(v.stdout, /^strata \d+\.\d+\.\d+/);
+    const u = await cli(["frobnicate", "--x"]);
+    assert.equal(u.code, 1, show(u));
+    assert.match(u.stderr, /unknown subcommand frobnicate/);
+    const missing = await cli(["import", ...common()]);
+    assert.equal(missing.code, 1, show(missing));
+  });
+
+  test("CSV: inferred schema, quoted fields, exact count and values", async () => {
+    const file = writeCsv("items.csv", 250);
+    const r = await cli(["import", ...common(), "--table", "csv_t", "--batch-rows", "100", "--json", file]);
+    assert.equal(r.code, 0, show(r));
+    const s = JSON.parse(r.stdout);
+    assert.equal(s.rows_imported, 250);
+    assert.equal(s.batches, 3);
+    assert.equal(s.created, true);
+    assert.equal(s.complete, true);
+    assert.equal(await count("csv_t"), 250);
+    const t = await fieldTypes("csv_t");
+    assert.deepEqual(
+      [t.id.type, t.label.type, t.score.type, t.flag.type, t.vector.type, t.vector.length, t.vector.fields[0].type.type],
+      ["int64", "string", "double", "bool", "fixed_size_list", 4, "float"],
+    );
+    const q = await cli(["query", ...common(), "--table", "csv_t", "--filter", "id = 7", "--json"]);
+    assert.equal(q.code, 0, show(q));
+    const rows = JSON.parse(q.stdout);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].label, 'name 7, "q"');
+    assert.equal(rows[0].score, 1.75);
+    assert.equal(rows[0].flag, false);
+    assert.deepEqual(rows[0].vector.map((x) => Number(x.toFixed(3))), [0, 1, 0.5, -0.007]);
+    // Appending the same file again goes under the existing schema.
+    const again = await cli(["import", ...common(), "--table", "csv_t", "--json", file]);
+    assert.equal(again.code, 0, show(again));
+    assert.equal(JSON.parse(again.stdout).created, false);
+    assert.equal(await count("csv_t"), 500);
+  });
+
+  test("JSON Lines: inferred schema, exact count", async () => {
+    const p = path.join(dir, "rows.jsonl");
+    const lines = [];
+    for (let i = 0; i < 300; i++) {
+      lines.push(JSON.stringify({ id: i, name: `n${i}`, w: i + 0.5, ok: i % 3 === 0, emb: [i, 1, 2] }));
+      if (i === 10) lines.push("");
+    }
+    fs.writeFileSync(p, lines.join("\n") + "\n");
+    const r = await cli(["import", ...common(), "--table", "jsonl_t", "--batch-rows", "128", "--json", p]);
+    assert.equal(r.code, 0, show(r));
+    assert.equal(JSON.parse(r.stdout).rows_imported, 300);
+    assert.equal(await count("jsonl_t"), 300);
+    assert.equal(await count("jsonl_t", "ok = true"), 100);
+    const t = await fieldTypes("jsonl_t");
+    assert.deepEqual([t.id.type, t.name.type, t.w.type, t.ok.type, t.emb.type, t.emb.length], [
+      "int64", "string", "double", "bool", "fixed_size_list", 3,
+    ]);
+  });
+
+  test("Arrow IPC file and stream: schema from the file, exact count", async () => {
+    const make = (from, n) =>
+      arrow.tableFromArrays({
+        id: BigInt64Array.from({ length: n }, (_, i) => BigInt(from + i)),
+        label: arrow.vectorFromArray(
+          Array.from({ length: n }, (_, i) => `a${from + i}`),
+          new arrow.Utf8(),
+        ),
+        x: Float32Array.from({ length: n }, (_, i) => i / 2),
+      });
+    const fileP = path.join(dir, "a.arrow");
+    const streamP = path.join(dir, "b.arrows");
+    fs.writeFileSync(fileP, arrow.tableToIPC(make(0, 700), "file"));
+    fs.writeFileSync(streamP, arrow.tableToIPC(make(700, 450), "stream"));
+    const r = await cli(["import", ...common(), "--table", "arrow_t", "--batch-rows", "200", "--json", fileP, streamP]);
+    assert.equal(r.code, 0, show(r));
+    const s = JSON.parse(r.stdout);
+    assert.equal(s.rows_imported, 1150);
+    assert.equal(s.batches, 4 + 3);
+    assert.deepEqual(s.files.map((f) => [f.format, f.rows_imported]), [["arrow", 700], ["arrow", 450]]);
+    assert.equal(await count("arrow_t"), 1150);
+    assert.equal(await count("arrow_t", "id >= 700"), 450);
+    const t = await fieldTypes("arrow_t");
+    assert.deepEqual([t.id.type, t.label.type, t.x.type], ["int64", "string", "float"]);
+  });
+
+  test("100k-row CSV with progress", async (ctx) => {
+    const file = writeCsv("big.csv", 100000);
+    const r = await cli(["import", ...common(), "--table", "big_t", file]);
+    assert.equal(r.code, 0, show(r));
+    assert.match(r.stdout, /imported 100000 rows into clidb\/big_t/);
+    assert.equal(await count("big_t"), 100000);
+    if (r.ms > 1500) assert.match(r.stderr, /progress: \d+ rows, \d+ rows\/s/, show(r));
+    ctx.diagnostic(`100k-row CSV (${(fs.statSync(file).size / 1e6).toFixed(1)} MB): ${r.ms.toFixed(0)} ms, ${r.stdout.trim()}`);
+  });
+
+  test("stopped import resumed with --resume: exactly the file's rows", async () => {
+    const file = writeCsv("resume.csv", 10000);
+    const base = ["import", ...common(), "--table", "resume_t", "--batch-rows", "1000"];
+    const r1 = await cli([...base, "--stop-after-batches", "3", "--json", file]);
+    assert.equal(r1.code, 5, show(r1));
+    assert.equal(JSON.parse(r1.stdout).rows_imported, 3000);
+    assert.equal(await count("resume_t"), 3000);
+    const state = JSON.parse(fs.readFileSync(path.join(dir, ".strata-import-clidb-resume_t.json"), "utf8"));
+    assert.equal(state.files[0].rows, 3000);
+    assert.equal(state.files[0].line, 3002);
+    // Without --resume the CLI refuses to start over (duplicates).
+    const refused = await cli([...base, file]);
+    assert.equal(refused.code, 1, show(refused));
+    assert.match(refused.stderr, /--resume/);
+    const r2 = await cli([...base, "--resume", "--json", file]);
+    assert.equal(r2.code, 0, show(r2));
+    const s2 = JSON.parse(r2.stdout);
+    assert.equal(s2.rows_skipped, 3000);
+    assert.equal(s2.rows_imported, 7000);
+    assert.equal(await count("resume_t"), 10000);
+    assert.equal(await count("resume_t", "id < 3000"), 3000);
+    assert.equal(await count("resume_t", "id >= 3000 AND id < 4000"), 1000);
+    assert.equal(fs.existsSync(path.join(dir, ".strata-import-clidb-resume_t.json")), false);
+  });
+
+  test("import killed with SIGKILL mid-way, resumed: exactly the file's rows (primary key)", async () => {
+    const N = 60000;
+    const file = writeCsv("killed.csv", N);
+    const statePath = path.join(dir, "killed.state.json");
+    const base = ["import", ...common(), "--table", "kill_t", "--primary-key", "id", "--batch-rows", "500",
+      "--state-file", statePath];
+    const r1 = await cli([...base, file], {
+      onSpawn: (child) => {
+        const timer = setInterval(() => {
+          try {
+            const st = JSON.parse(fs.readFileSync(statePath, "utf8"));
+            if (st.files[0].rows >= 5000) {
+              clearInterval(timer);
+              child.kill("SIGKILL");
+            }
+          } catch {
+            // not written yet
+          }
+        }, 5);
+        child.on("exit", () => clearInterval(timer));
+      },
+    });
+    assert.equal(r1.signal, "SIGKILL", `the import finished before it was killed: ${show(r1)}`);
+    const acked = JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows;
+    const before = await count("kill_t");
+    assert.ok(before >= acked && before < N, `rows after the kill: ${before}, acknowledged ${acked}`);
+    const r2 = await cli([...base, "--resume", "--json", file]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(JSON.parse(r2.stdout).rows_skipped, acked);
+    assert.equal(await count("kill_t"), N);
+  });
+
+  test("Ctrl-C (SIGINT) stops after the batch in flight with exit 5; --resume finishes", async () => {
+    const N = 40000;
+    const file = writeCsv("sigint.csv", N);
+    const statePath = path.join(dir, "sigint.state.json");
+    const base = ["import", ...common(), "--table", "sigint_t", "--batch-rows", "500", "--state-file", statePath];
+    const r1 = await cli([...base, "--json", file], {
+      onSpawn: (child) => {
+        const timer = setInterval(() => {
+          try {
+            if (JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows >= 2000) {
+              clearInterval(timer);
+              child.kill("SIGINT");
+            }
+          } catch {
+            // not written yet
+          }
+        }, 5);
+        child.on("exit", () => clearInterval(timer));
+      },
+    });
+    assert.equal(r1.code, 5, show(r1));
+    assert.match(r1.stderr, /stopped \(interrupted\)/);
+    const s1 = JSON.parse(r1.stdout);
+    const acked = JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows;
+    assert.equal(s1.rows_imported, acked);
+    assert.equal(await count("sigint_t"), acked);
+    const r2 = await cli([...base, "--resume", "--json", file]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(await count("sigint_t"), N);
+  });
+
+  test("a malformed CSV row fails with file:line, nothing of its batch committed", async () => {
+    // Data row 34 is on line 36 (the header is line 1); batches of 20 rows: rows 0-19 commit, rows 20-39 do not.
+    // (--schema: the bad value would otherwise make the inferred id column a string.)
+    const file = writeCsv("bad.csv", 50, { bad: { row: 34, value: "12x" } });
+    const schemaFile = path.join(dir, "bad_schema.json");
+    const f = (name, type, extra = {}) => ({ name, nullable: true, type: { type, ...extra } });
+    const item = f("item", "float");
+    fs.writeFileSync(schemaFile, JSON.stringify({
+      fields: [f("id", "int64"), f("label", "string"), f("score", "double"), f("flag", "bool"),
+        f("vector", "fixed_size_list", { length: 4, fields: [item] })],
+    }));
+    const r = await cli(["import", ...common(), "--table", "bad_t", "--batch-rows", "20", "--schema", schemaFile, file]);
+    assert.equal(r.code, 4, show(r));
+    assert.match(r.stderr, /bad\.csv:36: column 'id': '12x' is not an integer/);
+    assert.equal(await count("bad_t"), 20);
+    // A row with a missing field, and a JSON Lines line that is not JSON.
+    const short = path.join(dir, "short.csv");
+    fs.writeFileSync(short, "id,label\n1,a\n2\n");
+    const r2 = await cli(["import", ...common(), "--table", "bad_t2", short]);
+    assert.equal(r2.code, 4, show(r2));
+    assert.match(r2.stderr, /short\.csv:3: 1 fields, the header has 2/);
+    const jl = path.join(dir, "bad.jsonl");
+    fs.writeFileSync(jl, '{"id": 1}\n{"id": 2}\n{"id": \n');
+    const r3 = await cli(["import", ...common(), "--table", "bad_t3", jl]);
+    assert.equal(r3.code, 4, show(r3));
+    assert.match(r3.stderr, /bad\.jsonl:3: not valid JSON/);
+  });
+
+  test("status, describe, flush, compact, query --json", async () => {
+    const st = await cli(["status", ...common(), "--json"]);
+    assert.equal(st.code, 0, show(st));
+    const status = JSON.parse(st.stdout);
+    assert.equal(status.healthy, true);
+    const csvT = status.tables.find((t) => t.name === "csv_t");
+    assert.equal(csvT.rows, 500);
+    assert.ok(csvT.mem_wal.shards.length >= 1);
+    const text = await cli(["status", ...common()]);
+    assert.equal(text.code, 0, show(text));
+    assert.match(text.stdout, /healthy/);
+    assert.match(text.stdout, /L0 SSTABLES/);
+    assert.match(text.stdout, /big_t\s+100000/);
+
+    // A fresh table, so that its active MemTable holds rows for flush/ to seal.
+    const ops = await cli(["import", ...common(), "--table", "ops_t", "-q", writeCsv("ops.csv", 20)]);
+    assert.equal(ops.code, 0, show(ops));
+    const fl = await cli(["flush", ...common(), "--table", "ops_t", "--json"]);
+    assert.equal(fl.code, 0, show(fl));
+    const flushed = JSON.parse(fl.stdout);
+    const sealed = flushed.shards[0].sealed_generation;
+    assert.ok(Number.isInteger(sealed), fl.stdout);
+    const d = await cli(["describe", ...common(), "--table", "ops_t", "--json"]);
+    assert.equal(d.code, 0, show(d));
+    const desc = JSON.parse(d.stdout);
+    assert.equal(desc.rows, 20);
+    assert.ok(desc.mem_wal.shards[0].sstables.some((s) => s.generation === sealed), d.stdout);
+    const flText = await cli(["flush", ...common(), "--table", "ops_t"]);
+    assert.match(flText.stdout, /sealed generation (\d+|none)/);
+    const dText = await cli(["describe", ...common(), "--table", "ops_t"]);
+    assert.match(dText.stdout, /vector\s+fixed_size_list/);
+    assert.match(dText.stdout, /SSTables \(L0, waiting for compaction\)/);
+
+    const c = await cli(["compact", ...common(), "--table", "ops_t", "--json"]);
+    assert.equal(c.code, 0, show(c));
+    const compacted = JSON.parse(c.stdout);
+    assert.ok(compacted.compacted_generations.includes(sealed), c.stdout);
+    assert.equal(await count("ops_t"), 20);
+
+    const q = await cli(["query", ...common(), "--table", "ops_t", "--vector", "[3, 4, 0.5, -0.003]", "-k", "2",
+      "--columns", "id,label", "--format", "json"]);
+    assert.equal(q.code, 0, show(q));
+    const hits = JSON.parse(q.stdout);
+    assert.equal(hits.length, 2);
+    assert.equal(hits[0].id, 3);
+    assert.ok(hits[0]._distance < 1e-6, q.stdout);
+    const csv = await cli(["query", ...common(), "--table", "ops_t", "--filter", "id = 3", "-k", "1", "--format", "csv"]);
+    assert.equal(csv.code, 0, show(csv));
+    assert.equal(csv.stdout.split("\n")[0], "id,label,score,flag,vector");
+    assert.match(csv.stdout.split("\n")[1], /^3,"name 3, ""q""",0.75,false,"\[3\.0,4\.0,0\.5,-0\.003\]"$/);
+    const tbl = await cli(["query", ...common(), "--table", "ops_t", "--filter", "id = 3", "-k", "1"]);
+    assert.match(tbl.stdout, /^3 +name 3, "q" +0\.75 +false +\[3, 4, 0\.5, -0\.003\]$/m);
+    assert.match(tbl.stdout, /\(1 row\)/);
+  });
+
+  test("wrong key, missing table, unreachable server: exit codes", async () => {
+    const bad = await cli(["status", ...common()], { env: { STRATA_API_KEY: "nope" } });
+    assert.equal(bad.code, 3, show(bad));
+    assert.match(bad.stderr, /401/);
+    const missing = await cli(["describe", ...common(), "--table", "no_such_table"]);
+    assert.equal(missing.code, 3, show(missing));
+    assert.match(missing.stderr, /404/);
+    const down = await cli(["status", "--url", "http://127.0.0.1:1"]);
+    assert.equal(down.code, 2, show(down));
+    assert.match(down.stderr, /cannot reach/);
+  });
+});
