@@ -29,6 +29,7 @@
 
 #include "format/little_endian.h"
 #include "index/vector/exact_search.h"
+#include "index/vector/fair_rw_lock.h"
 
 namespace strata::index {
 
@@ -47,8 +48,9 @@ constexpr int64_t kMaxSampleRate = int64_t{1} << 20;
 // AddColumn encodes this many rows at a time (bounds the temporary buffers).
 constexpr int64_t kAddChunkRows = 65536;
 
-// Runs FAISS on one OpenMP thread for the calling thread's scope (omp_set_num_threads sets the
-// calling thread's own nthreads ICV in libgomp, so other threads are unaffected).
+// Runs FAISS (and OpenBLAS's OpenMP build, which asks omp_get_max_threads) on one OpenMP
+// thread for the calling thread's scope: omp_set_num_threads sets the calling thread's own
+// nthreads ICV in libgomp, so other threads are unaffected.
 class OmpSingleThread {
  public:
   OmpSingleThread() : prev_(omp_get_max_threads()) { omp_set_num_threads(1); }
@@ -303,7 +305,7 @@ struct IvfIndex::Impl {
   // Guarded by `mu`: Search, Serialize, Clone, memory_bytes and AddColumn's assignment and
   // encoding hold it shared; appending codes to the inverted lists holds it exclusively.
   std::unique_ptr<faiss::IndexIVF> ivf;
-  mutable std::shared_mutex mu;
+  mutable FairRwLock mu;
   std::atomic<int64_t> size{0};
 };
 
@@ -315,7 +317,7 @@ const IvfParams& IvfIndex::params() const { return impl_->params; }
 int64_t IvfIndex::size() const { return impl_->size.load(); }
 
 int64_t IvfIndex::memory_bytes() const {
-  std::shared_lock<std::shared_mutex> lock(impl_->mu);
+  std::shared_lock<FairRwLock> lock(impl_->mu);
   return EstimateMemory(*impl_->ivf);
 }
 
@@ -389,6 +391,7 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
   impl->dim = dim;
   impl->params = params;
   try {
+    OmpSingleThread single;  // see the header: no OpenMP teams on a shared machine
     impl->ivf = MakeFaissIndex(dim, params);
     if (auto* pq = dynamic_cast<faiss::IndexIVFPQ*>(impl->ivf.get())) {
       pq->pq.cp.seed = static_cast<int>(rng() & 0x7fffffff);
@@ -478,13 +481,14 @@ Result<int64_t> IvfIndex::AddColumn(const arrow::Array& column, int64_t first_la
       {
         // The quantizer and codebooks are immutable after Train: assignment and encoding only
         // read them, so searches go on meanwhile.
-        std::shared_lock<std::shared_mutex> lock(m.mu);
+        std::shared_lock<FairRwLock> lock(m.mu);
+        OmpSingleThread single;
         codes.resize(count * m.ivf->code_size);
         m.ivf->quantizer->assign(static_cast<faiss_idx_t>(count), buf.data(), lists.data());
         m.ivf->encode_vectors(static_cast<faiss_idx_t>(count), buf.data(), lists.data(),
                               codes.data());
       }
-      std::unique_lock<std::shared_mutex> lock(m.mu);
+      std::unique_lock<FairRwLock> lock(m.mu);
       for (size_t j = 0; j < count; ++j) {
         if (lists[j] < 0) continue;  // FAISS found no partition (cannot happen once trained)
         m.ivf->invlists->add_entry(static_cast<size_t>(lists[j]), ids[j],
@@ -542,7 +546,7 @@ Result<std::vector<Neighbor>> IvfIndex::Search(
   }
   std::vector<Neighbor> out;
   {
-    std::shared_lock<std::shared_mutex> lock(m.mu);
+    std::shared_lock<FairRwLock> lock(m.mu);
     const int64_t total = m.ivf->ntotal;
     if (total == 0) return out;
     fetch = std::min(fetch, total);
@@ -598,7 +602,7 @@ Result<std::string> IvfIndex::Serialize() const {
   faiss::VectorIOWriter writer;
   int64_t size = 0;
   try {
-    std::shared_lock<std::shared_mutex> lock(m.mu);
+    std::shared_lock<FairRwLock> lock(m.mu);
     size = m.ivf->ntotal;
     faiss::write_index(m.ivf.get(), &writer);
   } catch (const std::bad_alloc&) {
@@ -723,7 +727,7 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Clone() const {
     faiss::VectorIOReader reader;
     {
       faiss::VectorIOWriter writer;
-      std::shared_lock<std::shared_mutex> lock(m.mu);
+      std::shared_lock<FairRwLock> lock(m.mu);
       faiss::write_index(m.ivf.get(), &writer);
       reader.data = std::move(writer.data);
     }

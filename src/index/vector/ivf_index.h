@@ -40,13 +40,21 @@
 // point catches them and returns Invalid / Internal / Corruption as documented.
 //
 // Thread-safety: Search, Serialize, Clone and the const accessors may run from many threads at
-// once; AddColumn is exclusive with them through an internal std::shared_mutex, but holds it
+// once; AddColumn is exclusive with them through an internal reader/writer lock, but holds it
 // exclusively only to append the codes (the partition assignment and encoding run under the
-// shared lock, so searches continue meanwhile). FAISS search is const and keeps per-call state
-// only (IndexIVF*::search, IndexHNSW::search with SearchParametersHNSW: no shared mutation).
-// Search runs FAISS with one OpenMP thread (omp_set_num_threads(1) for the calling thread,
-// restored after): a single query gains nothing from a team and would spin one up per query.
-// Train and AddColumn use FAISS's OpenMP/BLAS parallelism (all cores).
+// shared lock, so searches continue meanwhile). The lock is index/vector/fair_rw_lock.h's
+// (HnswIndex's): std::shared_mutex (glibc's rwlock prefers readers) starved AddColumn for
+// minutes under 4 threads searching in a loop (ConcurrentSearchesWhileAdding). FAISS search is
+// const and keeps per-call state only (IndexIVF*::search, IndexHNSW::search with
+// SearchParametersHNSW: no shared mutation). Every call runs FAISS with one OpenMP thread
+// (omp_set_num_threads(1) for the calling thread, restored after): a single query gains nothing
+// from a team and would spin one up per query, and Train / AddColumn with OpenMP teams were
+// pathological on a loaded machine: libgomp's threads spin-wait (OMP_WAIT_POLICY active by
+// default), and with 2 cores shared by a dozen busy processes the test suite's training took 27
+// minutes of wall time instead of ~30 s (measured: the same run with OMP_WAIT_POLICY=passive took
+// seconds). Index builds are background work in Strata (one per table at a time), so one thread
+// each is the honest default; a caller wanting parallel k-means can run builds of several tables at
+// once.
 #pragma once
 
 #include <cstdint>
