@@ -69,8 +69,9 @@ struct FunctionSelector : faiss::IDSelector {
   const std::function<bool(int64_t)>* fn;
 };
 
+// Cosine runs under L2 over unit vectors (see the header: |q - x|^2 = 2 - 2 cos for unit q, x).
 faiss::MetricType MetricOf(DistanceType d) {
-  return d == DistanceType::kL2 ? faiss::METRIC_L2 : faiss::METRIC_INNER_PRODUCT;
+  return d == DistanceType::kDot ? faiss::METRIC_INNER_PRODUCT : faiss::METRIC_L2;
 }
 
 // Largest divisor of dim that is <= max(1, dim / 8).
@@ -571,12 +572,14 @@ Result<std::vector<Neighbor>> IvfIndex::Search(
     } catch (const std::exception& e) {
       return Status::Internal(std::string("IVF search failed (FAISS): ") + e.what());
     }
-    const bool l2 = m.params.distance == DistanceType::kL2;
     out.reserve(static_cast<size_t>(fetch));
     for (int64_t i = 0; i < fetch; ++i) {
       if (labels[static_cast<size_t>(i)] < 0) continue;  // fewer than fetch found
       const float d = dist[static_cast<size_t>(i)];
-      out.push_back({static_cast<int64_t>(labels[static_cast<size_t>(i)]), l2 ? d : 1.0f - d});
+      float converted = d;                                                   // l2: squared distance
+      if (m.params.distance == DistanceType::kCosine) converted = 0.5f * d;  // 1 - cos
+      if (m.params.distance == DistanceType::kDot) converted = 1.0f - d;     // 1 - ip
+      out.push_back({static_cast<int64_t>(labels[static_cast<size_t>(i)]), converted});
     }
   }
   if (opts.refine_factor > 0) {

@@ -28,9 +28,12 @@
 //
 // Distances follow LanceDB's `_distance` conventions (index/vector/distance.h):
 //   l2     -> squared Euclidean (FAISS METRIC_L2);
-//   cosine -> vectors (and queries) are normalised and indexed under inner product
-//             (METRIC_INNER_PRODUCT); the answer is 1 - ip. Zero vectors have no direction and
-//             are not indexed (like HnswIndex); a zero query is Invalid;
+//   cosine -> vectors (and queries) are normalised and indexed under L2 (METRIC_L2, spherical
+//             k-means): for unit q and x, |q - x|^2 = 2 - 2 cos, so the answer is l2 / 2 =
+//             1 - cos with the same order. Measured on the test's clustered 20,000 x 32-d set,
+//             IVF_PQ (4 sub-vectors) recall@10 after refine 10: 0.68 under FAISS's
+//             METRIC_INNER_PRODUCT on the unit vectors, 0.98 under METRIC_L2. Zero vectors have
+//             no direction and are not indexed (like HnswIndex); a zero query is Invalid;
 //   dot    -> inner product, answered as 1 - ip.
 // Without refine the distances are those of the quantised codes (IVF_FLAT: exact; IVF_SQ / PQ:
 // approximations) in the same convention; with refine they are recomputed exactly from the
