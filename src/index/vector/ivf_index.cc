@@ -1,0 +1,751 @@
+#include "index/vector/ivf_index.h"
+
+#include <faiss/Clustering.h>
+#include <faiss/IndexFlat.h>
+#include <faiss/IndexHNSW.h>
+#include <faiss/IndexIVFFlat.h>
+#include <faiss/IndexIVFPQ.h>
+#include <faiss/IndexScalarQuantizer.h>
+#include <faiss/impl/FaissException.h>
+#include <faiss/impl/HNSW.h>
+#include <faiss/impl/IDSelector.h>
+#include <faiss/impl/io.h>
+#include <faiss/index_io.h>
+#include <faiss/invlists/InvertedLists.h>
+#include <omp.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <new>
+#include <random>
+
+#include "format/little_endian.h"
+#include "index/vector/exact_search.h"
+#include "index/vector/fair_rw_lock.h"
+
+namespace strata::index {
+
+namespace {
+
+using faiss_idx_t = faiss::Index::idx_t;
+
+constexpr char kMagic[8] = {'S', 'T', 'R', 'I', 'V', 'F', '0', '1'};
+constexpr uint32_t kVersion = 1;
+// magic, version, type, distance, dim, num_partitions, num_sub_vectors, nbits, max_iterations,
+// sample_rate, hnsw_m, ef_construction, size, payload length, checksum.
+constexpr size_t kHeaderSize = 8 + 4 + 4 + 4 + 8 + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 8 + 8 + 8;
+constexpr int64_t kMaxDim = 65536;
+constexpr int64_t kMaxPartitions = 65536;
+constexpr int64_t kMaxSampleRate = int64_t{1} << 20;
+// AddColumn encodes this many rows at a time (bounds the temporary buffers).
+constexpr int64_t kAddChunkRows = 65536;
+
+// Runs FAISS (and OpenBLAS's OpenMP build, which asks omp_get_max_threads) on one OpenMP
+// thread for the calling thread's scope: omp_set_num_threads sets the calling thread's own
+// nthreads ICV in libgomp, so other threads are unaffected.
+class OmpSingleThread {
+ public:
+  OmpSingleThread() : prev_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OmpSingleThread() { omp_set_num_threads(prev_); }
+  OmpSingleThread(const OmpSingleThread&) = delete;
+  OmpSingleThread& operator=(const OmpSingleThread&) = delete;
+
+ private:
+  int prev_;
+};
+
+// An IDSelector that asks the caller's filter.
+struct FunctionSelector : faiss::IDSelector {
+  explicit FunctionSelector(const std::function<bool(int64_t)>* f) : fn(f) {}
+  bool is_member(idx_t id) const override { return (*fn)(static_cast<int64_t>(id)); }
+  const std::function<bool(int64_t)>* fn;
+};
+
+// Cosine runs under L2 over unit vectors (see the header: |q - x|^2 = 2 - 2 cos for unit q, x).
+faiss::MetricType MetricOf(DistanceType d) {
+  return d == DistanceType::kDot ? faiss::METRIC_INNER_PRODUCT : faiss::METRIC_L2;
+}
+
+// Largest divisor of dim that is <= max(1, dim / 8).
+int64_t DefaultSubVectors(int64_t dim) {
+  const int64_t cap = std::max<int64_t>(1, dim / 8);
+  for (int64_t m = cap; m > 1; --m) {
+    if (dim % m == 0) return m;
+  }
+  return 1;
+}
+
+bool AllFinite(const float* v, int64_t dim) {
+  for (int64_t i = 0; i < dim; ++i) {
+    if (!std::isfinite(v[i])) return false;
+  }
+  return true;
+}
+
+// Writes v / |v| into out (norm > 0 checked by the caller).
+void NormalizeInto(const float* v, int64_t dim, float* out) {
+  const float inv = 1.0f / std::sqrt(SquaredNorm(v, dim));
+  for (int64_t i = 0; i < dim; ++i) out[i] = v[i] * inv;
+}
+
+uint64_t HeaderAndPayloadHash(std::string_view header_without_hash, std::string_view payload) {
+  XXH64_state_t* st = XXH64_createState();
+  XXH64_reset(st, 0);
+  XXH64_update(st, header_without_hash.data(), header_without_hash.size());
+  XXH64_update(st, payload.data(), payload.size());
+  const uint64_t h = XXH64_digest(st);
+  XXH64_freeState(st);
+  return h;
+}
+
+// An untrained FAISS IVF index of p's type (p resolved). Throws what FAISS throws.
+std::unique_ptr<faiss::IndexIVF> MakeFaissIndex(int64_t dim, const IvfParams& p) {
+  const faiss::MetricType metric = MetricOf(p.distance);
+  const auto d = static_cast<faiss::Index::idx_t>(dim);
+  const auto nlist = static_cast<size_t>(p.num_partitions);
+  std::unique_ptr<faiss::Index> quantizer;
+  if (IvfTypeUsesHnsw(p.type)) {
+    auto h = std::make_unique<faiss::IndexHNSWFlat>(static_cast<int>(dim), p.hnsw_m, metric);
+    h->hnsw.efConstruction = p.ef_construction;
+    quantizer = std::move(h);
+  } else if (metric == faiss::METRIC_L2) {
+    quantizer = std::make_unique<faiss::IndexFlatL2>(d);
+  } else {
+    quantizer = std::make_unique<faiss::IndexFlatIP>(d);
+  }
+  std::unique_ptr<faiss::IndexIVF> ivf;
+  switch (p.type) {
+    case IvfType::kIvfFlat:
+      ivf = std::make_unique<faiss::IndexIVFFlat>(quantizer.get(), static_cast<size_t>(dim), nlist,
+                                                  metric);
+      break;
+    case IvfType::kIvfPq:
+    case IvfType::kIvfHnswPq: {
+      auto pq = std::make_unique<faiss::IndexIVFPQ>(quantizer.get(), static_cast<size_t>(dim),
+                                                    nlist, static_cast<size_t>(p.num_sub_vectors),
+                                                    static_cast<size_t>(p.nbits), metric);
+      pq->do_polysemous_training = false;
+      pq->pq.cp.niter = p.max_iterations;
+      pq->pq.cp.min_points_per_centroid = 1;  // no stderr warning on small samples
+      pq->pq.cp.max_points_per_centroid = static_cast<int>(p.sample_rate);
+      ivf = std::move(pq);
+      break;
+    }
+    case IvfType::kIvfSq:
+    case IvfType::kIvfHnswSq:
+      ivf = std::make_unique<faiss::IndexIVFScalarQuantizer>(
+          quantizer.get(), static_cast<size_t>(dim), nlist, faiss::ScalarQuantizer::QT_8bit, metric,
+          /*encode_residual=*/true);
+      break;
+  }
+  ivf->own_fields = true;
+  quantizer.release();  // owned by ivf now
+  return ivf;
+}
+
+// What the index costs in memory (see the header for what is counted).
+int64_t EstimateMemory(const faiss::IndexIVF& ivf) {
+  int64_t bytes = 0;
+  if (const auto* al = dynamic_cast<const faiss::ArrayInvertedLists*>(ivf.invlists)) {
+    for (size_t l = 0; l < al->nlist; ++l) {
+      bytes += static_cast<int64_t>(al->codes[l].capacity() +
+                                    al->ids[l].capacity() * sizeof(faiss_idx_t));
+    }
+    bytes += static_cast<int64_t>(al->nlist * 2 * sizeof(std::vector<uint8_t>));
+  } else {
+    bytes += static_cast<int64_t>(ivf.ntotal) *
+             static_cast<int64_t>(ivf.code_size + sizeof(faiss_idx_t));
+  }
+  if (const auto* flat = dynamic_cast<const faiss::IndexFlatCodes*>(ivf.quantizer)) {
+    bytes += static_cast<int64_t>(flat->codes.capacity());
+  } else if (const auto* h = dynamic_cast<const faiss::IndexHNSW*>(ivf.quantizer)) {
+    if (const auto* st = dynamic_cast<const faiss::IndexFlatCodes*>(h->storage)) {
+      bytes += static_cast<int64_t>(st->codes.capacity());
+    }
+    bytes += static_cast<int64_t>(h->hnsw.neighbors.capacity() * sizeof(int32_t) +
+                                  h->hnsw.levels.capacity() * sizeof(int) +
+                                  h->hnsw.offsets.capacity() * sizeof(size_t));
+  }
+  if (const auto* pq = dynamic_cast<const faiss::IndexIVFPQ*>(&ivf)) {
+    bytes += static_cast<int64_t>(pq->pq.centroids.size() * sizeof(float) +
+                                  pq->precomputed_table.size() * sizeof(float));
+  } else if (const auto* sq = dynamic_cast<const faiss::IndexIVFScalarQuantizer*>(&ivf)) {
+    bytes += static_cast<int64_t>(sq->sq.trained.size() * sizeof(float));
+  }
+  return bytes;
+}
+
+// Checks that a FAISS index read back is the type and shape `p` / `dim` describe.
+Status CheckLoaded(const faiss::Index* index, int64_t dim, const IvfParams& p, int64_t size) {
+  const auto* ivf = dynamic_cast<const faiss::IndexIVF*>(index);
+  if (ivf == nullptr) return Status::Corruption("IVF index bytes: FAISS index is not an IVF");
+  bool type_ok = false;
+  switch (p.type) {
+    case IvfType::kIvfFlat:
+      type_ok = dynamic_cast<const faiss::IndexIVFFlat*>(ivf) != nullptr;
+      break;
+    case IvfType::kIvfPq:
+    case IvfType::kIvfHnswPq: {
+      const auto* pq = dynamic_cast<const faiss::IndexIVFPQ*>(ivf);
+      type_ok = pq != nullptr && static_cast<int64_t>(pq->pq.M) == p.num_sub_vectors &&
+                static_cast<int>(pq->pq.nbits) == p.nbits;
+      break;
+    }
+    case IvfType::kIvfSq:
+    case IvfType::kIvfHnswSq:
+      type_ok = dynamic_cast<const faiss::IndexIVFScalarQuantizer*>(ivf) != nullptr;
+      break;
+  }
+  const bool hnsw = dynamic_cast<const faiss::IndexHNSW*>(ivf->quantizer) != nullptr;
+  const bool flat = dynamic_cast<const faiss::IndexFlat*>(ivf->quantizer) != nullptr;
+  if (!type_ok || (IvfTypeUsesHnsw(p.type) ? !hnsw : !flat)) {
+    return Status::Corruption(std::string("IVF index bytes: FAISS index is not an ") +
+                              IvfTypeName(p.type) + " index");
+  }
+  if (ivf->d != dim || static_cast<int64_t>(ivf->nlist) != p.num_partitions ||
+      ivf->quantizer->d != dim || ivf->quantizer->ntotal != p.num_partitions ||
+      ivf->ntotal != size || ivf->metric_type != MetricOf(p.distance) || !ivf->is_trained ||
+      ivf->invlists == nullptr || ivf->invlists->nlist != ivf->nlist) {
+    return Status::Corruption(
+        "IVF index bytes: FAISS index (d " + std::to_string(ivf->d) + ", nlist " +
+        std::to_string(ivf->nlist) + ", ntotal " + std::to_string(ivf->ntotal) +
+        ") does not match the header (dim " + std::to_string(dim) + ", num_partitions " +
+        std::to_string(p.num_partitions) + ", size " + std::to_string(size) + ")");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+const char* IvfTypeName(IvfType t) {
+  switch (t) {
+    case IvfType::kIvfFlat:
+      return "IVF_FLAT";
+    case IvfType::kIvfPq:
+      return "IVF_PQ";
+    case IvfType::kIvfSq:
+      return "IVF_SQ";
+    case IvfType::kIvfHnswSq:
+      return "IVF_HNSW_SQ";
+    case IvfType::kIvfHnswPq:
+      return "IVF_HNSW_PQ";
+  }
+  return "?";
+}
+
+Result<IvfType> ParseIvfType(std::string_view s) {
+  std::string upper(s);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (IvfType t : {IvfType::kIvfFlat, IvfType::kIvfPq, IvfType::kIvfSq, IvfType::kIvfHnswSq,
+                    IvfType::kIvfHnswPq}) {
+    if (upper == IvfTypeName(t)) return t;
+  }
+  return Status::Invalid("IVF index type '" + std::string(s) +
+                         "' is unknown (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ, IVF_HNSW_PQ)");
+}
+
+bool IvfTypeUsesPq(IvfType t) { return t == IvfType::kIvfPq || t == IvfType::kIvfHnswPq; }
+bool IvfTypeUsesHnsw(IvfType t) { return t == IvfType::kIvfHnswSq || t == IvfType::kIvfHnswPq; }
+
+Status ValidateIvfParams(int64_t dim, const IvfParams& p) {
+  auto range = [](const std::string& field, int64_t v, int64_t lo, int64_t hi) {
+    return Status::Invalid("IVF " + field + " " + std::to_string(v) + " is out of range [" +
+                           std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  };
+  if (dim < 1 || dim > kMaxDim) return range("dim", dim, 1, kMaxDim);
+  if (static_cast<int>(p.type) < 0 || static_cast<int>(p.type) > 4) {
+    return Status::Invalid("IVF index type " + std::to_string(static_cast<int>(p.type)) +
+                           " is unknown");
+  }
+  if (static_cast<int>(p.distance) < 0 ||
+      static_cast<int>(p.distance) > static_cast<int>(DistanceType::kDot)) {
+    return Status::Invalid("IVF distance type " + std::to_string(static_cast<int>(p.distance)) +
+                           " is unknown");
+  }
+  if (p.num_partitions < 0 || p.num_partitions > kMaxPartitions) {
+    return range("num_partitions", p.num_partitions, 0, kMaxPartitions);
+  }
+  if (IvfTypeUsesPq(p.type)) {
+    if (p.num_sub_vectors < 0 || p.num_sub_vectors > dim) {
+      return range("num_sub_vectors", p.num_sub_vectors, 0, dim);
+    }
+    if (p.num_sub_vectors > 0 && dim % p.num_sub_vectors != 0) {
+      return Status::Invalid("IVF num_sub_vectors " + std::to_string(p.num_sub_vectors) +
+                             " must divide dim " + std::to_string(dim));
+    }
+    if (p.nbits < 1 || p.nbits > 16) return range("nbits", p.nbits, 1, 16);
+  } else if (p.num_sub_vectors < 0) {
+    return range("num_sub_vectors", p.num_sub_vectors, 0, dim);
+  }
+  if (p.max_iterations < 1 || p.max_iterations > 1000) {
+    return range("max_iterations", p.max_iterations, 1, 1000);
+  }
+  if (p.sample_rate < 1 || p.sample_rate > kMaxSampleRate) {
+    return range("sample_rate", p.sample_rate, 1, kMaxSampleRate);
+  }
+  if (IvfTypeUsesHnsw(p.type)) {
+    if (p.hnsw_m < 2 || p.hnsw_m > 128) return range("hnsw_m", p.hnsw_m, 2, 128);
+    if (p.ef_construction < p.hnsw_m || p.ef_construction > 4096) {
+      return range("ef_construction", p.ef_construction, p.hnsw_m, 4096);
+    }
+  }
+  return Status::OK();
+}
+
+struct IvfIndex::Impl {
+  int64_t dim = 0;
+  IvfParams params;
+  // Guarded by `mu`: Search, Serialize, Clone, memory_bytes and AddColumn's assignment and
+  // encoding hold it shared; appending codes to the inverted lists holds it exclusively.
+  std::unique_ptr<faiss::IndexIVF> ivf;
+  mutable FairRwLock mu;
+  std::atomic<int64_t> size{0};
+};
+
+IvfIndex::IvfIndex(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+IvfIndex::~IvfIndex() = default;
+
+int64_t IvfIndex::dim() const { return impl_->dim; }
+const IvfParams& IvfIndex::params() const { return impl_->params; }
+int64_t IvfIndex::size() const { return impl_->size.load(); }
+
+int64_t IvfIndex::memory_bytes() const {
+  std::shared_lock<FairRwLock> lock(impl_->mu);
+  return EstimateMemory(*impl_->ivf);
+}
+
+Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
+                                                  const float* vectors, int64_t n, uint64_t seed) {
+  STRATA_RETURN_IF_ERROR(ValidateIvfParams(dim, params));
+  if (n < 1) return Status::Invalid("IVF training needs at least 1 row, got " + std::to_string(n));
+  if (vectors == nullptr) return Status::Invalid("IVF training vectors are null");
+  const bool cosine = params.distance == DistanceType::kCosine;
+  std::vector<int64_t> usable;
+  usable.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const float* v = vectors + i * dim;
+    if (!AllFinite(v, dim)) {
+      return Status::Invalid("IVF training row " + std::to_string(i) + " has a non-finite element");
+    }
+    if (cosine && !(SquaredNorm(v, dim) > 0.0f)) continue;  // no direction
+    usable.push_back(i);
+  }
+  const int64_t rows = static_cast<int64_t>(usable.size());
+  if (rows == 0) {
+    return Status::Invalid("IVF training: no non-zero row to train a cosine index on");
+  }
+  // Resolve the parameters left to us.
+  if (params.num_partitions == 0) {
+    params.num_partitions = std::clamp<int64_t>(
+        static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(rows)))), 1,
+        kMaxPartitions);
+  }
+  params.num_partitions = std::min(params.num_partitions, rows);
+  int64_t needed = 1;
+  if (IvfTypeUsesPq(params.type)) {
+    if (params.num_sub_vectors == 0) params.num_sub_vectors = DefaultSubVectors(dim);
+    needed = int64_t{1} << params.nbits;
+    if (rows < needed) {
+      return Status::Invalid(std::string(IvfTypeName(params.type)) + " with nbits " +
+                             std::to_string(params.nbits) + " needs at least " +
+                             std::to_string(needed) + " training rows, got " +
+                             std::to_string(rows));
+    }
+  } else {
+    params.num_sub_vectors = 0;
+  }
+  // The sample: min(rows, max(sample_rate * num_partitions, 2^nbits for PQ)) rows.
+  int64_t sample = rows;
+  if (params.sample_rate <= rows / params.num_partitions) {
+    sample = std::max(params.sample_rate * params.num_partitions, needed);
+  }
+  sample = std::min(sample, rows);
+  std::mt19937_64 rng(seed);
+  if (sample < rows) {
+    for (int64_t i = 0; i < sample; ++i) {  // partial Fisher-Yates
+      std::uniform_int_distribution<int64_t> pick(i, rows - 1);
+      std::swap(usable[static_cast<size_t>(i)], usable[static_cast<size_t>(pick(rng))]);
+    }
+    usable.resize(static_cast<size_t>(sample));
+    std::sort(usable.begin(), usable.end());
+  }
+  std::vector<float> train(static_cast<size_t>(sample * dim));
+  for (int64_t i = 0; i < sample; ++i) {
+    const float* v = vectors + usable[static_cast<size_t>(i)] * dim;
+    float* out = train.data() + i * dim;
+    if (cosine) {
+      NormalizeInto(v, dim, out);
+    } else {
+      std::memcpy(out, v, static_cast<size_t>(dim) * sizeof(float));
+    }
+  }
+  const int kmeans_seed = static_cast<int>(rng() & 0x7fffffff);
+  auto impl = std::make_unique<Impl>();
+  impl->dim = dim;
+  impl->params = params;
+  try {
+    OmpSingleThread single;  // see the header: no OpenMP teams on a shared machine
+    impl->ivf = MakeFaissIndex(dim, params);
+    if (auto* pq = dynamic_cast<faiss::IndexIVFPQ*>(impl->ivf.get())) {
+      pq->pq.cp.seed = static_cast<int>(rng() & 0x7fffffff);
+    }
+    // k-means for the partitions on a flat L2 assigner (for cosine with unit-norm centroids, so
+    // L2 and inner-product orders agree), then the centroids go into the coarse quantizer;
+    // IndexIVF::train then sees a trained quantizer of nlist vectors and trains only the codes.
+    faiss::ClusteringParameters cp;
+    cp.niter = params.max_iterations;
+    cp.seed = kmeans_seed;
+    cp.spherical = cosine;
+    cp.min_points_per_centroid = 1;  // no stderr warning on small samples
+    cp.max_points_per_centroid = static_cast<int>(std::min<int64_t>(
+        INT_MAX, std::max<int64_t>(params.sample_rate, sample / params.num_partitions + 1)));
+    faiss::Clustering clus(static_cast<int>(dim), static_cast<int>(params.num_partitions), cp);
+    faiss::IndexFlatL2 assigner(static_cast<faiss_idx_t>(dim));
+    clus.train(static_cast<faiss_idx_t>(sample), train.data(), assigner);
+    impl->ivf->quantizer->add(static_cast<faiss_idx_t>(params.num_partitions),
+                              clus.centroids.data());
+    impl->ivf->train(static_cast<faiss_idx_t>(sample), train.data());
+  } catch (const std::bad_alloc&) {
+    return Status::Invalid("IVF training could not allocate memory");
+  } catch (const std::exception& e) {
+    return Status::Invalid(std::string("IVF training failed (FAISS): ") + e.what());
+  }
+  return std::unique_ptr<IvfIndex>(new IvfIndex(std::move(impl)));
+}
+
+Result<int64_t> IvfIndex::AddColumn(const arrow::Array& column, int64_t first_label) {
+  Impl& m = *impl_;
+  const auto& type = column.type();
+  if (type->id() != arrow::TypeId::kFixedSizeList ||
+      type->value_type()->id() != arrow::TypeId::kFloat32 || type->list_size() != m.dim) {
+    return Status::Invalid("IVF column must be fixed_size_list<float32>[" + std::to_string(m.dim) +
+                           "], got " + type->ToString());
+  }
+  if (first_label < 0) {
+    return Status::Invalid("IVF first_label " + std::to_string(first_label) + " is negative");
+  }
+  const int64_t n = column.length();
+  if (n > 0 && first_label > std::numeric_limits<int64_t>::max() - (n - 1)) {
+    return Status::Invalid("IVF first_label " + std::to_string(first_label) + " + " +
+                           std::to_string(n) + " rows overflows int64");
+  }
+  const arrow::Array values = column.child(0);
+  const float* base = values.raw_values<float>();
+  const bool element_nulls = values.null_count() > 0;
+  const bool cosine = m.params.distance == DistanceType::kCosine;
+  auto row = [&](int64_t i) { return base + (column.offset() + i) * m.dim; };
+  // Validate every row first so that bad input indexes nothing.
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < n; ++i) {
+    if (column.IsNull(i)) continue;
+    if (element_nulls) {
+      const int64_t start = (column.offset() + i) * m.dim;
+      bool has_null = false;
+      for (int64_t j = 0; j < m.dim && !has_null; ++j) has_null = values.IsNull(start + j);
+      if (has_null) continue;
+    }
+    if (!AllFinite(row(i), m.dim)) {
+      return Status::Invalid("IVF vector at row " + std::to_string(i) +
+                             " has a non-finite element");
+    }
+    if (cosine && !(SquaredNorm(row(i), m.dim) > 0.0f)) continue;  // no direction
+    rows.push_back(i);
+  }
+  int64_t added = 0;
+  std::vector<float> buf;
+  std::vector<faiss_idx_t> ids, lists;
+  std::vector<uint8_t> codes;
+  for (size_t c = 0; c < rows.size(); c += kAddChunkRows) {
+    const size_t count = std::min(rows.size() - c, static_cast<size_t>(kAddChunkRows));
+    buf.resize(count * static_cast<size_t>(m.dim));
+    ids.resize(count);
+    lists.resize(count);
+    for (size_t j = 0; j < count; ++j) {
+      const int64_t i = rows[c + j];
+      float* out = buf.data() + j * static_cast<size_t>(m.dim);
+      if (cosine) {
+        NormalizeInto(row(i), m.dim, out);
+      } else {
+        std::memcpy(out, row(i), static_cast<size_t>(m.dim) * sizeof(float));
+      }
+      ids[j] = first_label + i;
+    }
+    try {
+      {
+        // The quantizer and codebooks are immutable after Train: assignment and encoding only
+        // read them, so searches go on meanwhile.
+        std::shared_lock<FairRwLock> lock(m.mu);
+        OmpSingleThread single;
+        codes.resize(count * m.ivf->code_size);
+        m.ivf->quantizer->assign(static_cast<faiss_idx_t>(count), buf.data(), lists.data());
+        m.ivf->encode_vectors(static_cast<faiss_idx_t>(count), buf.data(), lists.data(),
+                              codes.data());
+      }
+      std::unique_lock<FairRwLock> lock(m.mu);
+      for (size_t j = 0; j < count; ++j) {
+        if (lists[j] < 0) continue;  // FAISS found no partition (cannot happen once trained)
+        m.ivf->invlists->add_entry(static_cast<size_t>(lists[j]), ids[j],
+                                   codes.data() + j * m.ivf->code_size);
+        ++m.ivf->ntotal;
+        ++added;
+        m.size.fetch_add(1);
+      }
+    } catch (const std::bad_alloc&) {
+      return Status::Invalid("IVF add could not allocate memory (" + std::to_string(added) +
+                             " rows added)");
+    } catch (const std::exception& e) {
+      return Status::Internal(std::string("IVF add failed (FAISS): ") + e.what());
+    }
+  }
+  return added;
+}
+
+Result<std::vector<Neighbor>> IvfIndex::Search(
+    const float* query, const SearchOptions& opts, const std::function<bool(int64_t)>& accept,
+    const std::function<const float*(int64_t)>& vector_of) const {
+  const Impl& m = *impl_;
+  if (opts.k < 1)
+    return Status::Invalid("IVF search k " + std::to_string(opts.k) + " must be >= 1");
+  if (opts.nprobes < 1) {
+    return Status::Invalid("IVF search nprobes " + std::to_string(opts.nprobes) + " must be >= 1");
+  }
+  if (opts.refine_factor < 0) {
+    return Status::Invalid("IVF search refine_factor " + std::to_string(opts.refine_factor) +
+                           " must be >= 0");
+  }
+  if (opts.ef < 0) {
+    return Status::Invalid("IVF search ef " + std::to_string(opts.ef) + " must be >= 0");
+  }
+  if (opts.refine_factor > 0 && !vector_of) {
+    return Status::Invalid("IVF search refine_factor > 0 needs vector_of");
+  }
+  if (query == nullptr) return Status::Invalid("IVF search query is null");
+  if (!AllFinite(query, m.dim)) return Status::Invalid("IVF query has a non-finite element");
+  std::vector<float> normalized;
+  const float* q = query;
+  if (m.params.distance == DistanceType::kCosine) {
+    if (!(SquaredNorm(query, m.dim) > 0.0f)) {
+      return Status::Invalid("IVF query has zero norm: cosine distance needs a non-zero vector");
+    }
+    normalized.resize(static_cast<size_t>(m.dim));
+    NormalizeInto(query, m.dim, normalized.data());
+    q = normalized.data();
+  }
+  int64_t fetch = opts.k;
+  if (opts.refine_factor > 0) {
+    fetch = opts.k > std::numeric_limits<int64_t>::max() / opts.refine_factor
+                ? std::numeric_limits<int64_t>::max()
+                : opts.k * opts.refine_factor;
+  }
+  std::vector<Neighbor> out;
+  {
+    std::shared_lock<FairRwLock> lock(m.mu);
+    const int64_t total = m.ivf->ntotal;
+    if (total == 0) return out;
+    fetch = std::min(fetch, total);
+    faiss::SearchParametersIVF sp;
+    sp.nprobe = static_cast<size_t>(std::min(opts.nprobes, m.params.num_partitions));
+    FunctionSelector selector(&accept);
+    if (accept) sp.sel = &selector;
+    faiss::SearchParametersHNSW hp;
+    if (IvfTypeUsesHnsw(m.params.type)) {
+      const int64_t np = static_cast<int64_t>(sp.nprobe);
+      const int64_t ef = opts.ef > 0 ? std::max(opts.ef, np) : std::max<int64_t>(64, 2 * np);
+      hp.efSearch = static_cast<int>(std::min<int64_t>(ef, INT_MAX));
+      sp.quantizer_params = &hp;
+    }
+    std::vector<float> dist(static_cast<size_t>(fetch));
+    std::vector<faiss_idx_t> labels(static_cast<size_t>(fetch));
+    try {
+      OmpSingleThread single;
+      m.ivf->search(1, q, static_cast<faiss_idx_t>(fetch), dist.data(), labels.data(), &sp);
+    } catch (const std::bad_alloc&) {
+      return Status::Internal("IVF search could not allocate memory");
+    } catch (const std::exception& e) {
+      return Status::Internal(std::string("IVF search failed (FAISS): ") + e.what());
+    }
+    out.reserve(static_cast<size_t>(fetch));
+    for (int64_t i = 0; i < fetch; ++i) {
+      if (labels[static_cast<size_t>(i)] < 0) continue;  // fewer than fetch found
+      const float d = dist[static_cast<size_t>(i)];
+      float converted = d;                                                   // l2: squared distance
+      if (m.params.distance == DistanceType::kCosine) converted = 0.5f * d;  // 1 - cos
+      if (m.params.distance == DistanceType::kDot) converted = 1.0f - d;     // 1 - ip
+      out.push_back({static_cast<int64_t>(labels[static_cast<size_t>(i)]), converted});
+    }
+  }
+  if (opts.refine_factor > 0) {
+    STRATA_ASSIGN_OR_RETURN(ExactSearcher exact,
+                            ExactSearcher::Make(query, m.dim, m.params.distance));
+    size_t kept = 0;
+    for (const Neighbor& nb : out) {
+      const float* v = vector_of(nb.label);
+      if (v == nullptr) continue;
+      out[kept++] = {nb.label, exact.Distance(v)};
+    }
+    out.resize(kept);
+  }
+  std::sort(out.begin(), out.end(), [](const Neighbor& a, const Neighbor& b) {
+    return a.distance < b.distance || (a.distance == b.distance && a.label < b.label);
+  });
+  if (static_cast<int64_t>(out.size()) > opts.k) out.resize(static_cast<size_t>(opts.k));
+  return out;
+}
+
+Result<std::string> IvfIndex::Serialize() const {
+  const Impl& m = *impl_;
+  faiss::VectorIOWriter writer;
+  int64_t size = 0;
+  try {
+    std::shared_lock<FairRwLock> lock(m.mu);
+    size = m.ivf->ntotal;
+    faiss::write_index(m.ivf.get(), &writer);
+  } catch (const std::bad_alloc&) {
+    return Status::Internal("IVF serialize could not allocate memory");
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("IVF serialize failed (FAISS): ") + e.what());
+  }
+  const std::string_view payload(reinterpret_cast<const char*>(writer.data.data()),
+                                 writer.data.size());
+  const IvfParams& p = m.params;
+  std::string out;
+  out.reserve(kHeaderSize + payload.size());
+  out.append(kMagic, sizeof(kMagic));
+  format::PutU32(&out, kVersion);
+  format::PutU32(&out, static_cast<uint32_t>(p.type));
+  format::PutU32(&out, static_cast<uint32_t>(p.distance));
+  format::PutU64(&out, static_cast<uint64_t>(m.dim));
+  format::PutU64(&out, static_cast<uint64_t>(p.num_partitions));
+  format::PutU64(&out, static_cast<uint64_t>(p.num_sub_vectors));
+  format::PutU32(&out, static_cast<uint32_t>(p.nbits));
+  format::PutU32(&out, static_cast<uint32_t>(p.max_iterations));
+  format::PutU64(&out, static_cast<uint64_t>(p.sample_rate));
+  format::PutU32(&out, static_cast<uint32_t>(p.hnsw_m));
+  format::PutU32(&out, static_cast<uint32_t>(p.ef_construction));
+  format::PutU64(&out, static_cast<uint64_t>(size));
+  format::PutU64(&out, static_cast<uint64_t>(payload.size()));
+  format::PutU64(&out, HeaderAndPayloadHash(out, payload));
+  out += payload;
+  return out;
+}
+
+Result<std::unique_ptr<IvfIndex>> IvfIndex::Deserialize(std::string_view bytes) {
+  if (bytes.size() < kHeaderSize) {
+    return Status::Corruption("IVF index bytes: " + std::to_string(bytes.size()) +
+                              " bytes is shorter than the " + std::to_string(kHeaderSize) +
+                              "-byte header");
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    return Status::Corruption("IVF index bytes: bad magic");
+  }
+  const char* p = bytes.data() + sizeof(kMagic);
+  const uint32_t version = format::GetU32(p);
+  const uint32_t type = format::GetU32(p + 4);
+  const uint32_t distance = format::GetU32(p + 8);
+  const uint64_t dim = format::GetU64(p + 12);
+  const uint64_t num_partitions = format::GetU64(p + 20);
+  const uint64_t num_sub_vectors = format::GetU64(p + 28);
+  const uint32_t nbits = format::GetU32(p + 36);
+  const uint32_t max_iterations = format::GetU32(p + 40);
+  const uint64_t sample_rate = format::GetU64(p + 44);
+  const uint32_t hnsw_m = format::GetU32(p + 52);
+  const uint32_t ef_construction = format::GetU32(p + 56);
+  const uint64_t size = format::GetU64(p + 60);
+  const uint64_t payload_size = format::GetU64(p + 68);
+  const uint64_t checksum = format::GetU64(p + 76);
+  if (payload_size != bytes.size() - kHeaderSize) {
+    return Status::Corruption("IVF index bytes: payload size " + std::to_string(payload_size) +
+                              " does not match the " + std::to_string(bytes.size() - kHeaderSize) +
+                              " bytes present");
+  }
+  const std::string_view payload = bytes.substr(kHeaderSize);
+  if (HeaderAndPayloadHash(bytes.substr(0, kHeaderSize - 8), payload) != checksum) {
+    return Status::Corruption("IVF index bytes: checksum mismatch");
+  }
+  if (version != kVersion) {
+    return Status::Corruption("IVF index bytes: unsupported version " + std::to_string(version));
+  }
+  if (type > static_cast<uint32_t>(IvfType::kIvfHnswPq) ||
+      distance > static_cast<uint32_t>(DistanceType::kDot) ||
+      dim > static_cast<uint64_t>(kMaxDim) || num_partitions < 1 ||
+      num_partitions > static_cast<uint64_t>(kMaxPartitions) || num_sub_vectors > dim ||
+      nbits > 16 || max_iterations > 1000 || sample_rate > static_cast<uint64_t>(kMaxSampleRate) ||
+      hnsw_m > 128 || ef_construction > 4096 ||
+      size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return Status::Corruption("IVF index bytes: header field out of range");
+  }
+  IvfParams params;
+  params.type = static_cast<IvfType>(type);
+  params.distance = static_cast<DistanceType>(distance);
+  params.num_partitions = static_cast<int64_t>(num_partitions);
+  params.num_sub_vectors = static_cast<int64_t>(num_sub_vectors);
+  params.nbits = static_cast<int>(nbits);
+  params.max_iterations = static_cast<int>(max_iterations);
+  params.sample_rate = static_cast<int64_t>(sample_rate);
+  params.hnsw_m = static_cast<int>(hnsw_m);
+  params.ef_construction = static_cast<int>(ef_construction);
+  {
+    const Status st = ValidateIvfParams(static_cast<int64_t>(dim), params);
+    if (!st.ok()) return Status::Corruption("IVF index bytes: " + st.message());
+    if (IvfTypeUsesPq(params.type) && params.num_sub_vectors < 1) {
+      return Status::Corruption("IVF index bytes: PQ index without num_sub_vectors");
+    }
+  }
+  std::unique_ptr<faiss::Index> index;
+  try {
+    faiss::VectorIOReader reader;
+    reader.data.assign(reinterpret_cast<const uint8_t*>(payload.data()),
+                       reinterpret_cast<const uint8_t*>(payload.data()) + payload.size());
+    index.reset(faiss::read_index(&reader));
+  } catch (const std::bad_alloc&) {
+    return Status::Corruption("IVF index bytes: FAISS could not load them (out of memory)");
+  } catch (const std::exception& e) {
+    return Status::Corruption(std::string("IVF index bytes: FAISS could not load them: ") +
+                              e.what());
+  }
+  STRATA_RETURN_IF_ERROR(
+      CheckLoaded(index.get(), static_cast<int64_t>(dim), params, static_cast<int64_t>(size)));
+  auto impl = std::make_unique<Impl>();
+  impl->dim = static_cast<int64_t>(dim);
+  impl->params = params;
+  impl->ivf.reset(static_cast<faiss::IndexIVF*>(index.release()));
+  impl->size.store(static_cast<int64_t>(size));
+  return std::unique_ptr<IvfIndex>(new IvfIndex(std::move(impl)));
+}
+
+Result<std::unique_ptr<IvfIndex>> IvfIndex::Clone() const {
+  const Impl& m = *impl_;
+  auto impl = std::make_unique<Impl>();
+  impl->dim = m.dim;
+  impl->params = m.params;
+  try {
+    faiss::VectorIOReader reader;
+    {
+      faiss::VectorIOWriter writer;
+      std::shared_lock<FairRwLock> lock(m.mu);
+      faiss::write_index(m.ivf.get(), &writer);
+      reader.data = std::move(writer.data);
+    }
+    std::unique_ptr<faiss::Index> index(faiss::read_index(&reader));
+    auto* ivf = dynamic_cast<faiss::IndexIVF*>(index.get());
+    if (ivf == nullptr) return Status::Internal("IVF clone: FAISS read back a non-IVF index");
+    index.release();
+    impl->ivf.reset(ivf);
+  } catch (const std::bad_alloc&) {
+    return Status::Internal("IVF clone could not allocate memory");
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("IVF clone failed (FAISS): ") + e.what());
+  }
+  impl->size.store(impl->ivf->ntotal);
+  return std::unique_ptr<IvfIndex>(new IvfIndex(std::move(impl)));
+}
+
+}  // namespace strata::index
