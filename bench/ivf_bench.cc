@@ -8,7 +8,8 @@
 // nprobes 20, refine 0 and 10), IVF_FLAT (nprobes 20), IVF_HNSW_SQ (nprobes 20, ef default),
 // and HnswIndex (m 16, ef_construction 100, ef 64). num_partitions is the default
 // (round(sqrt(N)) = 447 at 200,000).
-// Usage: ivf_bench [rows=200000] [queries=200] [all] ("all" adds IVF_SQ and IVF_HNSW_PQ).
+// Usage: ivf_bench [rows=200000] [queries=200] [all | TYPE,TYPE...] ("all" adds IVF_SQ and
+// IVF_HNSW_PQ; a list of IVF types runs just those, without HnswIndex).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -107,7 +108,8 @@ void Row(const std::string& name, double train_s, double add_s, int64_t bytes, c
 int main(int argc, char** argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 200000;
   const int64_t nq = argc > 2 ? std::atoll(argv[2]) : 200;
-  const bool all = argc > 3 && std::string(argv[3]) == "all";
+  const std::string which = argc > 3 ? argv[3] : "";
+  const bool all = which == "all";
   const std::vector<float> rows = Clustered(n, 1);
   const std::vector<float> queries = Clustered(nq, 2);
   const arrow::Array col = MakeColumn(rows, n);
@@ -143,6 +145,19 @@ int main(int argc, char** argv) {
   if (all) {
     configs.push_back({IvfType::kIvfSq, {0}});
     configs.push_back({IvfType::kIvfHnswPq, {0, 10}});
+  } else if (!which.empty()) {  // a comma-separated list of IVF types, without HnswIndex
+    configs.clear();
+    for (size_t start = 0; start <= which.size();) {
+      const size_t comma = std::min(which.find(',', start), which.size());
+      auto t = ParseIvfType(which.substr(start, comma - start));
+      if (!t.ok()) {
+        std::fprintf(stderr, "%s\n", t.status().ToString().c_str());
+        return 2;
+      }
+      configs.push_back(
+          {*t, IvfTypeUsesPq(*t) ? std::vector<int64_t>{0, 10} : std::vector<int64_t>{0}});
+      start = comma + 1;
+    }
   }
   for (const Config& c : configs) {
     IvfParams p;
@@ -176,7 +191,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  {
+  if (which.empty() || all) {
     HnswParams hp;
     auto h = HnswIndex::Make(kDim, hp, n).value();
     const auto t0 = Clock::now();

@@ -39,6 +39,14 @@
 // approximations) in the same convention; with refine they are recomputed exactly from the
 // caller's vectors (ExactSearcher's values).
 //
+// Performance (bench/ivf_bench.cc): Debian's libfaiss 1.7.3 is built for baseline x86-64, so its
+// distance kernels are the scalar ones (fvec_L2sqr_ref dominates a profile of IVF_FLAT search)
+// and the SQ codec decodes one dimension at a time; our own AVX2 kernels (distance.h) are
+// faster per vector, so IVF_FLAT / IVF_SQ scans cost more per probed vector than HnswIndex's.
+// k-means runs on BLAS sgemm: with the reference libblas training was ~10x slower than with
+// OpenBLAS (install-deps installs libopenblas0-openmp); on this VM OpenBLAS detects its
+// PRESCOTT kernels unless OPENBLAS_CORETYPE=Haswell is set in the environment.
+//
 // Errors are values: FAISS throws faiss::FaissException (and std::bad_alloc); every entry
 // point catches them and returns Invalid / Internal / Corruption as documented.
 //
