@@ -8,6 +8,22 @@
 // nprobes 20, refine 0 and 10), IVF_FLAT (nprobes 20), IVF_HNSW_SQ (nprobes 20, ef default),
 // and HnswIndex (m 16, ef_construction 100, ef 64). num_partitions is the default
 // (round(sqrt(N)) = 447 at 200,000).
+//
+// Figures (2026-12-02, the shared 2-core VM at load average 13-20 while 4 other builders ran, so
+// absolute times are several times what an idle machine gives; OPENBLAS_CORETYPE=Haswell;
+// FAISS on one OpenMP thread; q/s median of 3 passes, 200 queries, one run each):
+//   index                       train s  add s  memory MB  q/s   recall@10
+//   IVF_PQ m 16 refine 0          383.2   25.8      13.8    517   0.199
+//   IVF_PQ m 16 refine 10         383.2   25.8      13.8    453   0.839
+//   IVF_FLAT                       56.1    3.6     139.6     77   1.000
+//   IVF_HNSW_SQ                    87.0   24.5      37.9     13   0.973
+//   HnswIndex m 16 ef 64              -  209.2     141.6   1498   1.000
+// and a second run of the SQ types alone (100 queries): IVF_SQ 68.4 / 3.5 / 36.7 MB / 52 q/s /
+// 0.969, IVF_HNSW_SQ 80.4 / 17.8 / 37.9 MB / 38 q/s / 0.974, IVF_FLAT 58.5 / 2.6 / 139.6 MB /
+// 144 q/s / 1.000 (the q/s of one configuration varies 2-3x between runs at this load).
+// PQ's low recall here: the residuals are isotropic Gaussian noise (the data's clusters are
+// well separated and every neighbour lies in the query's own cluster), the worst case for
+// 8-dimension sub-vectors with 256 centroids each.
 // Usage: ivf_bench [rows=200000] [queries=200] [all | TYPE,TYPE...] ("all" adds IVF_SQ and
 // IVF_HNSW_PQ; a list of IVF types runs just those, without HnswIndex).
 #include <algorithm>
