@@ -256,7 +256,9 @@ TEST(IvfIndexTest, ResolvedDefaults) {
 }
 
 // Recall@10 against the exact answer, nprobes 20 of 141 partitions. Thresholds are the
-// measured values (printed) less a margin of about 0.03.
+// measured values (printed; identical in two runs, everything is seeded) less a margin:
+// IVF_FLAT 1.000, IVF_SQ 0.987, IVF_HNSW_SQ 0.987, IVF_PQ 0.448 (4 sub-vectors of 8 dims: 4
+// bytes a vector) and 0.979 with refine 10, IVF_HNSW_PQ with refine 10 0.979.
 struct RecallCase {
   IvfType type;
   int64_t refine;
@@ -280,9 +282,9 @@ TEST_P(IvfRecallTest, RecallAt10AgainstExact) {
 
 INSTANTIATE_TEST_SUITE_P(Types, IvfRecallTest,
                          ::testing::Values(RecallCase{IvfType::kIvfFlat, 0, 0.97},
-                                           RecallCase{IvfType::kIvfSq, 0, 0.90},
-                                           RecallCase{IvfType::kIvfHnswSq, 0, 0.90},
-                                           RecallCase{IvfType::kIvfPq, 0, 0.20},
+                                           RecallCase{IvfType::kIvfSq, 0, 0.95},
+                                           RecallCase{IvfType::kIvfHnswSq, 0, 0.95},
+                                           RecallCase{IvfType::kIvfPq, 0, 0.40},
                                            RecallCase{IvfType::kIvfPq, 10, 0.95},
                                            RecallCase{IvfType::kIvfHnswPq, 10, 0.95}),
                          [](const ::testing::TestParamInfo<RecallCase>& info) {
@@ -313,7 +315,7 @@ TEST(IvfIndexTest, CosineAndDotConventionsMatchExactSearcher) {
       const double recall = MeanRecall(idx, type, o);
       std::printf("[ recall ] %s %s refine %lld: recall@10 %.3f\n", IvfTypeName(itype),
                   DistanceTypeName(type), static_cast<long long>(o.refine_factor), recall);
-      EXPECT_GE(recall, 0.90);
+      EXPECT_GE(recall, 0.94);  // measured: FLAT 1.000 (both), PQ 0.972 cosine, 0.987 dot
     }
   }
 }

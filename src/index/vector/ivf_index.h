@@ -24,7 +24,11 @@
 //                  SDK's parameters name (num_partitions, nprobes), costs a graph over the
 //                  centroids only (not one per vector: ~hnsw_m*2*4 bytes per row saved), and
 //                  supports the IDSelector filter and incremental adds; the HNSW only speeds up
-//                  picking the partitions, which matters for many partitions.
+//                  picking the partitions, which matters for many partitions. Measured at 447
+//                  partitions (bench/ivf_bench.cc, 200,000 x 128-d) it does not pay yet: same
+//                  recall as IVF_SQ (0.974 vs 0.969), 38 vs 52 q/s, add 17.8 vs 3.5 s (FAISS
+//                  assigns through the HNSW vector by vector instead of one BLAS product). The
+//                  IndexHNSWSQ-in-IndexIDMap alternative was not measured.
 //
 // Distances follow LanceDB's `_distance` conventions (index/vector/distance.h):
 //   l2     -> squared Euclidean (FAISS METRIC_L2);
@@ -38,6 +42,14 @@
 // Without refine the distances are those of the quantised codes (IVF_FLAT: exact; IVF_SQ / PQ:
 // approximations) in the same convention; with refine they are recomputed exactly from the
 // caller's vectors (ExactSearcher's values).
+//
+// Performance (bench/ivf_bench.cc): Debian's libfaiss 1.7.3 is built for baseline x86-64, so its
+// distance kernels are the scalar ones (fvec_L2sqr_ref dominates a profile of IVF_FLAT search)
+// and the SQ codec decodes one dimension at a time; our own AVX2 kernels (distance.h) are
+// faster per vector, so IVF_FLAT / IVF_SQ scans cost more per probed vector than HnswIndex's.
+// k-means runs on BLAS sgemm: with the reference libblas training was ~10x slower than with
+// OpenBLAS (install-deps installs libopenblas0-openmp); on this VM OpenBLAS detects its
+// PRESCOTT kernels unless OPENBLAS_CORETYPE=Haswell is set in the environment.
 //
 // Errors are values: FAISS throws faiss::FaissException (and std::bad_alloc); every entry
 // point catches them and returns Invalid / Internal / Corruption as documented.
