@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -97,14 +98,60 @@ arrow::RecordBatchPtr Keys(const std::vector<int64_t>& ids) {
       std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(idv)});
 }
 
+// STRATA_COMPACTION_BENCH_INDEX: the requested vector index type (default HNSW, the float
+// graph on every tier; IVF_PQ / IVF_FLAT / IVF_SQ build that FAISS index on the base,
+// docs/INDEXES.md; IVF_PQ with num_sub_vectors 16). STRATA_COMPACTION_BENCH_REFINE: the
+// queries' refine_factor (default none).
+std::string IndexType() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_INDEX");
+  return s != nullptr && *s != 0 ? s : "HNSW";
+}
+std::optional<int64_t> Refine() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_REFINE");
+  if (s == nullptr || std::atoll(s) <= 0) return std::nullopt;
+  return std::atoll(s);
+}
+
 index::IndexSpec Hnsw() {
   index::IndexSpec s;
   s.kind = index::IndexKind::kHnsw;
   s.column = "vec";
   s.name = "vec_idx";
-  s.requested_type = "HNSW";
+  s.requested_type = IndexType();
+  s.base_ivf = s.requested_type != "HNSW";
+  if (s.requested_type == "IVF_PQ") s.params_json = R"({"num_sub_vectors":16})";
   s.hnsw.distance = index::DistanceType::kL2;
   return s;
+}
+
+// recall@10 of the indexed search against exact search (bypass_vector_index), n queries.
+double Recall(table::Table& t, Vectors& probe, int n = 100) {
+  const table::TableSnapshot snap = t.Snapshot();
+  int64_t hits = 0, total = 0;
+  for (int i = 0; i < n; ++i) {
+    query::VectorSearchOptions o;
+    o.query = probe.Next();
+    o.k = 10;
+    o.refine_factor = Refine();
+    o.columns = {{"id", ""}};
+    auto approx = query::VectorSearch(snap, o);
+    o.bypass_vector_index = true;
+    auto exact = query::VectorSearch(snap, o);
+    if (!approx.ok() || !exact.ok()) return -1;
+    std::vector<int64_t> truth;
+    for (const auto& b : exact->batches) {
+      arrow::Array ids = b->column(0);
+      for (int64_t r = 0; r < b->num_rows(); ++r) truth.push_back(ids.Value<int64_t>(r));
+    }
+    for (const auto& b : approx->batches) {
+      arrow::Array ids = b->column(0);
+      for (int64_t r = 0; r < b->num_rows(); ++r) {
+        hits += std::count(truth.begin(), truth.end(), ids.Value<int64_t>(r));
+      }
+    }
+    total += static_cast<int64_t>(truth.size());
+  }
+  return total > 0 ? static_cast<double>(hits) / static_cast<double>(total) : -1;
 }
 
 std::map<std::string, int64_t> DiskBytes(const std::string& dir) {
@@ -151,6 +198,7 @@ double SearchQps(table::Table& t, Vectors& probe, int n = 300) {
     query::VectorSearchOptions o;
     o.query = q;
     o.k = 10;
+    o.refine_factor = Refine();
     auto r = query::VectorSearch(snap, o);
     if (!r.ok()) {
       std::fprintf(stderr, "search: %s\n", r.status().ToString().c_str());
@@ -186,6 +234,7 @@ int RestartChild(const std::string& dir) {
   query::VectorSearchOptions o;
   o.query = probe.Next();
   o.k = 10;
+  o.refine_factor = Refine();
   auto r = query::VectorSearch((*t)->Snapshot(), o);
   if (!r.ok() || r->num_rows != 10) return 4;
   const double first = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -383,6 +432,22 @@ int main(int argc, char** argv) {
       static_cast<long long>(qps_at.rbegin()->first), qend, q100, qend / q100,
       static_cast<long long>(max_l0));
 
+  {
+    Vectors rp;
+    std::printf("[figures] index %s refine_factor %lld: recall@10 %.4f (100 queries, vs exact)\n",
+                IndexType().c_str(), static_cast<long long>(Refine().value_or(0)),
+                Recall(*table, rp));
+    for (const auto& st : table->ListIndexes()) {
+      if (!st.base.has_value()) continue;
+      std::printf(
+          "[figures] base index %s: %s, %lld rows, %.1f MB in memory, %lld partitions, "
+          "trained on %lld rows\n",
+          st.spec.name.c_str(), st.base->type.c_str(), static_cast<long long>(st.base->rows),
+          static_cast<double>(st.base->memory_bytes) / 1e6,
+          static_cast<long long>(st.base->num_partitions),
+          static_cast<long long>(st.base->trained_rows));
+    }
+  }
   // Restart in a child process (its RSS is its own).
   table.reset();
   catalog.reset();

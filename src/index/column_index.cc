@@ -29,6 +29,7 @@ std::string IndexSpecToJson(const IndexSpec& spec) {
   j["kind"] = IndexKindName(spec.kind);
   j["requested_type"] = spec.requested_type;
   j["params_json"] = spec.params_json;
+  if (spec.base_ivf) j["base_ivf"] = true;
   j["uuid"] = spec.uuid;
   j["created_at_micros"] = spec.created_at_micros;
   j["hnsw"] = {{"m", spec.hnsw.m},
@@ -63,6 +64,7 @@ Result<IndexSpec> IndexSpecFromJson(std::string_view json) {
     }
     s.requested_type = j.at("requested_type").get<std::string>();
     s.params_json = j.at("params_json").get<std::string>();
+    s.base_ivf = j.value("base_ivf", false);
     s.uuid = j.at("uuid").get<std::string>();
     s.created_at_micros = j.at("created_at_micros").get<int64_t>();
     const auto& h = j.at("hnsw");

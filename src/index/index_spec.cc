@@ -93,7 +93,7 @@ Status ValidateIndexSpec(const IndexSpec& spec, const arrow::Schema& schema) {
 }
 
 Result<std::optional<BaseIvfDefinition>> BaseIvfFor(const IndexSpec& spec) {
-  if (spec.kind != IndexKind::kHnsw) return std::optional<BaseIvfDefinition>();
+  if (spec.kind != IndexKind::kHnsw || !spec.base_ivf) return std::optional<BaseIvfDefinition>();
   BaseIvfDefinition def;
   if (spec.requested_type == "IVF_FLAT") {
     def.params.type = IvfType::kIvfFlat;

@@ -32,9 +32,13 @@ struct IndexSpec {
   IndexKind kind = IndexKind::kBTree;
   std::string requested_type;  // index_type as sent, e.g. "IVF_PQ", "BTREE", "FTS"
   std::string params_json;     // the create_index body's parameters as sent (JSON object)
-  HnswParams hnsw;             // kind HNSW
-  FtsParams fts;               // kind FTS
-  std::string uuid;            // identity of this definition (a re-created index gets a new one)
+  // The base table builds the requested IVF type (BaseIvfFor). Set by create_index/ since
+  // issue 15; definitions stored before it lack it and keep their float HNSW on the base, so
+  // an upgrade never changes the index (and the recall) of an existing table.
+  bool base_ivf = false;
+  HnswParams hnsw;   // kind HNSW
+  FtsParams fts;     // kind FTS
+  std::string uuid;  // identity of this definition (a re-created index gets a new one)
   int64_t created_at_micros = 0;
 };
 
@@ -49,8 +53,9 @@ Status ValidateIndexSpec(const IndexSpec& spec, const arrow::Schema& schema);
 /// create_index parameters of `params_json`: num_partitions, num_sub_vectors, num_bits (PQ
 /// nbits), sample_rate, max_iterations, target_partition_size (num_partitions =
 /// ceil(rows / target) at training), and m / ef_construction for IVF_HNSW_*; the metric is
-/// spec.hnsw.distance. IVF_HNSW_FLAT (and a definition without an IVF type) is served by the
-/// float HNSW (hnsw_index.h) on the base too: nullopt. MemTables and SSTables always keep HNSW.
+/// spec.hnsw.distance. IVF_HNSW_FLAT (and a definition without an IVF type, or stored without
+/// `base_ivf` by an older server) is served by the float HNSW (hnsw_index.h) on the base too:
+/// nullopt. MemTables and SSTables always keep HNSW.
 struct BaseIvfDefinition {
   IvfParams params;                   // num_partitions 0 = chosen at training (AutoPartitions)
   int64_t target_partition_size = 0;  // > 0: num_partitions = ceil(rows / this) at training

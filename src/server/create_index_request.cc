@@ -393,6 +393,8 @@ Result<index::IndexSpec> Parse(std::string_view body, const arrow::Schema& schem
   index::IndexSpec spec;
   STRATA_ASSIGN_OR_RETURN(spec.column, ResolveColumn(sent_column, schema));
   spec.requested_type = type->canonical;
+  // IVF_FLAT / IVF_PQ / IVF_SQ are built as such on the base table (index_spec.h BaseIvfFor).
+  spec.base_ivf = type->family == Family::kVector && !type->hnsw_params;
   switch (type->family) {
     case Family::kVector:
       spec.kind = index::IndexKind::kHnsw;

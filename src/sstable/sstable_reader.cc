@@ -5,6 +5,8 @@
 #include <algorithm>
 
 #include "arrow/ipc/reader.h"
+#include "io/local_object_store.h"
+#include "io/mapped_file.h"
 #include "sstable/sstable_writer.h"
 
 namespace strata::sstable {
@@ -33,8 +35,21 @@ Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore
     return bytes;
   };
 
-  STRATA_ASSIGN_OR_RETURN(std::string data, get(kDataFile));
-  auto read = arrow::ipc::ReadFile(ToBuffer(std::move(data)));
+  // On a local disk data.arrow is memory-mapped (io/mapped_file.h): uncompressed bodies (the
+  // base's fragments) are used in place, so their rows live in the page cache, not the heap;
+  // compressed ones are decoded into the heap and the mapping goes with the reader's buffer.
+  arrow::BufferPtr data_buf;
+  if (auto* local = dynamic_cast<io::LocalObjectStore*>(&store)) {
+    const std::string key = SSTableFileKey(shard_prefix, dir_name, kDataFile);
+    auto mapped = io::MappedFile::Open(local->PathOf(key));
+    if (!mapped.ok()) return mapped.status().WithContext(where + "/" + kDataFile);
+    r->num_bytes_ += (*mapped)->size();
+    data_buf = arrow::Buffer::Wrap((*mapped)->data(), (*mapped)->size(), *mapped);
+  } else {
+    STRATA_ASSIGN_OR_RETURN(std::string data, get(kDataFile));
+    data_buf = ToBuffer(std::move(data));
+  }
+  auto read = arrow::ipc::ReadFile(std::move(data_buf));
   if (!read.ok()) return read.status().WithContext(where + "/" + kDataFile);
   r->schema_ = read->schema;
   r->batches_ = std::move(read->batches);

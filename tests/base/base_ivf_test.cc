@@ -104,6 +104,7 @@ struct Fixture {
     spec.kind = index::IndexKind::kHnsw;
     spec.requested_type = type;
     spec.params_json = params_json;
+    spec.base_ivf = true;
     auto made = table->CreateIndex(spec);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
   }
@@ -218,7 +219,9 @@ TEST(BaseIvf, EachTypeIsBuiltOnTheBaseWithItsRecall) {
     std::printf("%s refine %lld: recall@10 %.3f\n", c.type, static_cast<long long>(c.refine), r);
     EXPECT_GE(r, c.min_recall);
     // Every partition probed: IVF_FLAT is exact.
-    if (std::string(c.type) == "IVF_FLAT") EXPECT_DOUBLE_EQ(f.Recall(c.type, 0, 100000), 1.0);
+    if (std::string(c.type) == "IVF_FLAT") {
+      EXPECT_DOUBLE_EQ(f.Recall(c.type, 0, 100000), 1.0);
+    }
   }
 }
 
@@ -300,8 +303,8 @@ TEST(BaseIvf, CorruptCheckpointIsRebuiltFromTheRows) {
       ++corrupted;
     }
   }
-  ASSERT_EQ(corrupted, 1);
-  f.Reopen();  // opens, then rebuilds the index from the base rows
+  ASSERT_GE(corrupted, 1);  // the compaction's checkpoint (and the one written at close)
+  f.Reopen();               // opens, then rebuilds the index from the base rows
   auto b = f.Base();
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(b->type, "IVF_SQ");
@@ -309,6 +312,27 @@ TEST(BaseIvf, CorruptCheckpointIsRebuiltFromTheRows) {
   auto r = f.Search(&f.all[1234 * kDim], false);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Ids(*r).at(0), 1234);
+}
+
+// A definition stored by a server before issue 15 (no base_ivf) keeps its float HNSW on the
+// base: an upgrade does not change an existing table's index or recall.
+TEST(BaseIvf, DefinitionsStoredWithoutBaseIvfKeepTheirHnsw) {
+  Fixture f;
+  auto t = table::LocalTable::Create(f.store, f.prefix, "vec", VecSchema(), {}, f.writer, f.co);
+  ASSERT_TRUE(t.ok());
+  f.table = *t;
+  index::IndexSpec spec;
+  spec.name = "vector_idx";
+  spec.column = "vector";
+  spec.kind = index::IndexKind::kHnsw;
+  spec.requested_type = "IVF_PQ";  // base_ivf false: as stored before
+  ASSERT_TRUE(f.table->CreateIndex(spec).ok());
+  f.AddAndCompact(1000);
+  auto b = f.Base();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->type, "HNSW");
+  EXPECT_EQ(b->m, 16);
+  EXPECT_EQ(b->trained_rows, 0);
 }
 
 TEST(BaseIvf, BadParametersAreRefusedNamingThem) {
@@ -320,6 +344,7 @@ TEST(BaseIvf, BadParametersAreRefusedNamingThem) {
   spec.column = "vector";
   spec.kind = index::IndexKind::kHnsw;
   spec.requested_type = "IVF_PQ";
+  spec.base_ivf = true;
   spec.params_json = R"({"num_sub_vectors":7})";  // does not divide 32
   auto made = (*t)->CreateIndex(spec);
   ASSERT_FALSE(made.ok());

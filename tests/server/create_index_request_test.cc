@@ -112,6 +112,9 @@ TEST(CreateIndexRequestTest, EveryVectorSpellingMapsToHnsw) {
     EXPECT_EQ(r->kind, IndexKind::kHnsw) << sent;
     EXPECT_EQ(r->requested_type, canonical) << sent;
     EXPECT_EQ(r->hnsw.distance, DistanceType::kCosine) << sent;
+    // The base table builds IVF_FLAT / IVF_SQ / IVF_PQ as such; the IVF_HNSW_* types as HNSW.
+    const std::string c = canonical;
+    EXPECT_EQ(r->base_ivf, c == "IVF_FLAT" || c == "IVF_SQ" || c == "IVF_PQ") << sent;
   }
 }
 

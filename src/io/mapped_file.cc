@@ -1,0 +1,46 @@
+#include "io/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace strata::io {
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT) return Status::NotFound("file not found: " + path);
+    return Status::IOError("open " + path + ": " + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return Status::IOError("stat " + path + ": " + std::strerror(e));
+  }
+  std::shared_ptr<MappedFile> m(new MappedFile());
+  m->size_ = static_cast<int64_t>(st.st_size);
+  if (m->size_ > 0) {
+    void* p = ::mmap(nullptr, static_cast<size_t>(m->size_), PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) {
+      const int e = errno;
+      ::close(fd);
+      return Status::IOError("mmap " + path + ": " + std::strerror(e));
+    }
+    (void)::madvise(p, static_cast<size_t>(m->size_), MADV_RANDOM);
+    m->data_ = static_cast<const uint8_t*>(p);
+  }
+  ::close(fd);  // the mapping keeps the file
+  return std::shared_ptr<const MappedFile>(std::move(m));
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
+}
+
+}  // namespace strata::io
