@@ -120,6 +120,7 @@ function errorText(e) {
 function reportError(e, where) {
   if (e instanceof api.ApiError && e.status === 401) {
     showBanner("error", `401 Unauthorized: ${e.message}. Enter the server's API key.`);
+    if (where) where.replaceChildren(el("span", { class: "err" }, "401 unauthorized: log in with the server's API key"));
     document.getElementById("key").focus();
     return;
   }

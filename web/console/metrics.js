@@ -131,7 +131,7 @@ export function drawChart(canvas, title, ts, ys, unit = "") {
   const fmt = (v) => (v === null ? "–" : v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toPrecision(2));
   ctx.fillText(`${title}: ${fmt(lastY)}${lastY === null ? "" : unit}`, pad.l, 14);
   const vals = ys.filter((v) => v !== null);
-  const max = Math.max(1e-9, ...vals) * 1.1;
+  const max = Math.max(0, ...vals) * 1.1 || 1;
   ctx.strokeStyle = "#d9dde5";
   ctx.beginPath();
   ctx.moveTo(pad.l, pad.t);
