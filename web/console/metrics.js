@@ -164,4 +164,12 @@ export function drawChart(canvas, title, ts, ys, unit = "") {
     pen = true;
   }
   ctx.stroke();
+  // Points without a neighbour (e.g. one flush in a minute) as dots.
+  ctx.fillStyle = "#2456c7";
+  for (let i = 0; i < ts.length; i++) {
+    if (ys[i] === null || (ys[i - 1] ?? null) !== null || (ys[i + 1] ?? null) !== null) continue;
+    ctx.beginPath();
+    ctx.arc(x(ts[i]), y(ys[i]), 2.5, 0, 2 * Math.PI);
+    ctx.fill();
+  }
 }
