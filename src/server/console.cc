@@ -10,7 +10,13 @@
 namespace strata::server {
 
 bool IsConsolePath(std::string_view path) {
-  return path == "/console" || path.substr(0, 9) == "/console/";
+  if (path == "/console") return true;
+  if (path.substr(0, 9) != "/console/") return false;
+  // One plain file name: no sub-path, no dot-segment, no escapes, so that no other route can be
+  // reached through a path the key check exempts.
+  const std::string_view name = path.substr(9);
+  return name.find_first_of("/%\\") == std::string_view::npos &&
+         name.find("..") == std::string_view::npos;
 }
 
 void HandleConsole(const httplib::Request& req, httplib::Response& res) {

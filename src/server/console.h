@@ -11,7 +11,8 @@ namespace strata::server {
 /// are 404 JSON errors like every other route.
 void HandleConsole(const httplib::Request& req, httplib::Response& res);
 
-/// True for the paths HandleConsole serves (exempt from API keys).
+/// True for the paths HandleConsole serves (exempt from API keys): /console, /console/ and
+/// /console/NAME where NAME has no '/', '%', '\' or "..".
 bool IsConsolePath(std::string_view path);
 
 }  // namespace strata::server
