@@ -3,7 +3,8 @@
 // key and a table of known rows (created with the LanceDB SDK); the test logs in with the key and
 // checks, with real values: the table list shows the exact row count and follows an insert
 // (live); the LSM view's flush shows the generation the flush sealed, and that generation then
-// appears among the SSTables as mem_wal/describe/ reports them; the query console returns the
+// appears among the SSTables as mem_wal/describe/ reports them, and compact merges them into the
+// base table; the query console returns the
 // row whose vector was pasted first (distance 0) and the explain_plan/ text; "use row N's
 // vector" fills a vector that finds its own row; the row browser pages and filters with exact
 // counts; the metrics page collects samples; no console errors are logged. Then a server
@@ -119,6 +120,18 @@ describe("web console in headless chromium", () => {
     assert.equal(afterDesc.shards[0].current_generation, activeGen + 1);
     await page.waitForFunction((g) => document.querySelector("#current-generation")?.textContent === String(g), activeGen + 1);
     await shot("lsm");
+
+    // Compact merges the waiting SSTables into the base table; the page shows which and the
+    // base table then says it is compacted through the last of them.
+    const waiting = afterDesc.shards[0].sstables.map((s) => s.generation);
+    await page.click("#compact-btn");
+    const compacted = page.locator("#compact-result");
+    await compacted.waitFor({ timeout: 60000 });
+    const ctext = await compacted.textContent();
+    assert.match(ctext, new RegExp(`^Compact: generations ${waiting.join(", ")} merged into base version \\d+: ${ROWS + 3} rows in`));
+    const last = waiting[waiting.length - 1];
+    await page.waitForFunction((g) => document.querySelector("#compacted-generation")?.textContent === `gen ${g}`, last);
+    assert.deepEqual((await rest("mem_wal/describe")).base.compacted_generation, { [afterDesc.shards[0].shard_id]: last });
   });
 
   test("query console: a pasted vector finds its row first; explain_plan text", async () => {

@@ -336,7 +336,10 @@ function renderShard(s) {
 
 function renderBase(b) {
   if (!b) return el("p", { class: "muted" }, "no base table");
-  const compacted = typeof b.compacted_generation === "number" ? b.compacted_generation : "none yet";
+  // {shard_id: generation} per shard compacted so far.
+  const gens = Object.entries(b.compacted_generation || {});
+  const compacted =
+    gens.length === 0 ? "none yet" : gens.length === 1 ? `gen ${gens[0][1]}` : gens.map(([id, g]) => `${id.slice(0, 8)}: gen ${g}`).join(", ");
   return el(
     "div",
     {},
@@ -344,7 +347,7 @@ function renderBase(b) {
       "div",
       { class: "cards" },
       el("div", { class: "card" }, "version", el("b", {}, b.version)),
-      el("div", { class: "card" }, "compacted through", el("b", { id: "compacted-generation" }, typeof compacted === "number" ? `gen ${compacted}` : compacted)),
+      el("div", { class: "card" }, "compacted through", el("b", { id: "compacted-generation" }, compacted)),
       el("div", { class: "card" }, "rows", el("b", {}, num(b.rows)), el("small", { class: "muted" }, `${num(b.live_rows)} live`)),
       el("div", { class: "card" }, "fragments", el("b", {}, num(b.fragments)), el("small", { class: "muted" }, bytes(b.bytes))),
     ),
