@@ -6,7 +6,8 @@
 // appears among the SSTables as mem_wal/describe/ reports them, and compact merges them into the
 // base table; the query console returns the
 // row whose vector was pasted first (distance 0) and the explain_plan/ text; "use row N's
-// vector" fills a vector that finds its own row; the row browser pages and filters with exact
+// vector" fills a vector that finds its own row; "check recall" compares the index with exact
+// search; the row browser pages and filters with exact
 // counts; the metrics page collects samples; no console errors are logged. Then a server
 // restart (the page shows "unreachable" and recovers by itself) and a wrong key (the page shows
 // the 401). Screenshots of each page go to <build dir>/console-screenshots/.
@@ -166,6 +167,15 @@ describe("web console in headless chromium", () => {
     const d0 = await page.locator("#results tbody tr").first().locator("td").allTextContents();
     const h0 = await page.locator("#results thead th").allTextContents();
     assert.equal(Number(d0[h0.indexOf("_distance")]), 0);
+
+    // "check recall": 20 sample rows' vectors, the index's top 10 against the exact top 10.
+    await page.fill("#k", "10");
+    await page.click("#check-recall");
+    await page.waitForFunction(() => /^recall@/.test(document.querySelector("#recall-result").textContent), null, { timeout: 30000 });
+    const recall = await page.textContent("#recall-result");
+    const rm = recall.match(/^recall@10 over 20 queries \(sample rows' own vectors\): mean ([0-9.]+), min ([0-9.]+)/);
+    assert.ok(rm, recall);
+    assert.ok(Number(rm[1]) >= 0.9, `HNSW recall@10 on ${ROWS + 3} rows: ${recall}`);
   });
 
   test("row browser: pages and filters with exact counts", async () => {

@@ -556,11 +556,61 @@ function pageQuery(tableName) {
           run.disabled = false;
         }
       });
+      // Recall of the vector index: the vectors of a sample of rows as queries, the index's
+      // answer against the exact one (bypass_vector_index), compared by _rowid.
+      const recallBtn = el("button", { id: "check-recall" }, "check recall");
+      const recallOut = el("span", { id: "recall-result", class: "muted" });
+      recallBtn.addEventListener("click", async () => {
+        recallBtn.disabled = true;
+        try {
+          const kk = Number(k.value) || 10;
+          const f = filter.value.trim();
+          const total = await api.tablePost(tableName, "count_rows", {});
+          const SAMPLE = Math.min(20, total);
+          if (SAMPLE === 0) throw new Error("the table is empty");
+          const offsets = new Set();
+          while (offsets.size < SAMPLE) offsets.add(Math.floor(Math.random() * total));
+          // The narrowest projection the route takes: one scalar column (plus _rowid).
+          const small = (desc.schema.fields.find((x) => x.name !== vcol.value && x.type.type !== "fixed_size_list") || { name: vcol.value }).name;
+          const recalls = [];
+          let msIndex = 0;
+          let msExact = 0;
+          for (const off of offsets) {
+            recallOut.textContent = `query ${recalls.length + 1} of ${SAMPLE}…`;
+            const one = readArrowIpc(await api.queryArrow(tableName, { k: 1, offset: off, columns: [vcol.value] }));
+            const v = one.rows[0]?.[vcol.value];
+            if (!v) continue;
+            const body = { vector: Array.from(v), vector_column: vcol.value, k: kk, columns: [small], with_row_id: true };
+            if (f) body.filter = f;
+            if (ef.value) body.ef = Number(ef.value);
+            let t0 = performance.now();
+            const got = readArrowIpc(await api.queryArrow(tableName, body));
+            msIndex += performance.now() - t0;
+            t0 = performance.now();
+            const exact = readArrowIpc(await api.queryArrow(tableName, { ...body, bypass_vector_index: true }));
+            msExact += performance.now() - t0;
+            const want = new Set(exact.columns.get("_rowid").map(String));
+            if (want.size === 0) continue;
+            const hit = got.columns.get("_rowid").filter((id) => want.has(String(id))).length;
+            recalls.push(hit / want.size);
+          }
+          if (recalls.length === 0) throw new Error("no sample row had a vector (or the filter matched nothing)");
+          const mean = recalls.reduce((a, b) => a + b, 0) / recalls.length;
+          recallOut.className = mean >= 0.95 ? "ok" : "warn";
+          recallOut.textContent = `recall@${kk} over ${recalls.length} queries (sample rows' own vectors${f ? ", with the filter" : ""}): mean ${mean.toFixed(3)}, min ${Math.min(...recalls).toFixed(3)}; index ${(msIndex / recalls.length).toFixed(1)} ms, exact ${(msExact / recalls.length).toFixed(1)} ms per query`;
+        } catch (e) {
+          recallOut.className = "err";
+          reportError(e, recallOut);
+        } finally {
+          recallBtn.disabled = false;
+        }
+      });
       form.replaceChildren(
         el("div", { class: "toolbar" }, "vector column ", vcol, " ", rowN, useRow),
         vec,
         el("div", { class: "toolbar" }, fts, " in ", ftsCol),
         el("div", { class: "toolbar" }, filter, el("label", {}, "k ", k), el("label", {}, "ef ", ef), el("label", {}, bypass, " bypass vector index (exact)"), run, note),
+        el("div", { class: "toolbar" }, recallBtn, recallOut),
       );
     } catch (e) {
       reportError(e, header);
