@@ -127,7 +127,8 @@ export function drawChart(canvas, title, ts, ys, unit = "") {
   ctx.clearRect(0, 0, w, h);
   ctx.font = "12px system-ui, sans-serif";
   ctx.fillStyle = "#1d2330";
-  const lastY = ys.length ? ys[ys.length - 1] : null;
+  // The latest value, or for sparse series (flushes) the latest there is.
+  const lastY = ys.findLast((v) => v !== null) ?? null;
   const fmt = (v) => (v === null ? "–" : v >= 100 ? v.toFixed(0) : v >= 1 ? v.toFixed(1) : v.toPrecision(2));
   ctx.fillText(`${title}: ${fmt(lastY)}${lastY === null ? "" : unit}`, pad.l, 14);
   const vals = ys.filter((v) => v !== null);
