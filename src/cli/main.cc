@@ -117,9 +117,10 @@ int main(int argc, char** argv) {
   // Operations: API keys, request-id dedupe, logs, shutdown (server/api_keys.h,
   // server/request_dedupe.h, server/request_log.h).
   serve
-      ->add_option("--api-key", opts.api_keys,
-                   "Require x-api-key equal to this key on every route but GET /healthz "
-                   "(repeatable; united with STRATA_API_KEYS, comma-separated)")
+      ->add_option(
+          "--api-key", opts.api_keys,
+          "Require x-api-key equal to this key on every route but GET /healthz, /readyz, /console/ "
+          "(repeatable; united with STRATA_API_KEYS, comma-separated)")
       ->allow_extra_args(false);
   serve
       ->add_option("--dedupe-max-entries", opts.dedupe_max_entries,

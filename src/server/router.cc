@@ -10,6 +10,7 @@
 #include "common/json_guard.h"
 #include "server/api_keys.h"
 #include "server/body_reader.h"
+#include "server/console.h"
 #include "server/http_errors.h"
 #include "server/request_dedupe.h"
 #include "server/request_log.h"
@@ -244,6 +245,9 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
   svr.Get("/metrics", [&ctx](const httplib::Request& req, httplib::Response& res) {
     HandleMetrics(ctx, req, res);
   });
+  // The web console's static files (no data in them; its API calls carry the key).
+  svr.Get(R"(/console(/[^/]*)?)",
+          [](const httplib::Request& req, httplib::Response& res) { HandleConsole(req, res); });
   svr.Get(R"(/v1/table/?)", [&ctx](const httplib::Request& req, httplib::Response& res) {
     HandleListTables(ctx, req, res);
   });
@@ -268,12 +272,13 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
         // API keys before anything else, so no body byte of an unauthenticated request is
         // read (PROTOCOL.md §0 rule 2). Never echo or log the presented key.
         if (keys->enabled() &&
-            !(req.method == "GET" && (RawPath(req) == "/healthz" || RawPath(req) == "/readyz")) &&
+            !(req.method == "GET" && (RawPath(req) == "/healthz" || RawPath(req) == "/readyz" ||
+                                      IsConsolePath(RawPath(req)))) &&
             !keys->Matches(req.get_header_value(kApiKeyHeader))) {
           SendError(res, 401, "unauthorized",
                     std::string(req.has_header(kApiKeyHeader) ? "invalid" : "missing") +
                         " x-api-key header: this server requires an API key on every route "
-                        "but GET /healthz");
+                        "but GET /healthz, /readyz and /console/");
           res.set_header("Connection", "close");
           return httplib::Server::HandlerResponse::Handled;
         }

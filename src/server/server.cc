@@ -57,8 +57,10 @@ Status RunServer(const ServerOptions& flags) {
     spdlog::info("serving {} on {}", options.store_url, server->url());
   }
   if (keys.enabled()) {
-    spdlog::info("API keys required on every route but GET /healthz ({} key{} configured)",
-                 keys.size(), keys.size() == 1 ? "" : "s");
+    spdlog::info(
+        "API keys required on every route but GET /healthz, /readyz, /console/ ({} key{} "
+        "configured)",
+        keys.size(), keys.size() == 1 ? "" : "s");
   }
 
   const timespec tick{0, 200 * 1000 * 1000};

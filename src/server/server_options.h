@@ -88,7 +88,8 @@ struct ServerOptions {
 
   // --- Operations (api_keys.h, request_dedupe.h, request_log.h) ---
   /// Keys of --api-key (repeatable); united with STRATA_API_KEYS when the server starts. When
-  /// any key is set every route but GET /healthz needs a matching x-api-key (401 otherwise).
+  /// any key is set every route but GET /healthz, /readyz and /console/ needs a matching
+  /// x-api-key (401 otherwise).
   std::vector<std::string> api_keys;
   /// Most remembered write answers by x-request-id (--dedupe-max-entries; 0 disables).
   size_t dedupe_max_entries = 10000;

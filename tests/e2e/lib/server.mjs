@@ -55,6 +55,8 @@ export class StrataServer {
    * @param {string} [opts.dataDir] data directory (default: a new temp dir, removed by cleanup())
    * @param {string[]} [opts.extraArgs] more `strata serve` flags
    * @param {number} [opts.startTimeoutMs] how long to wait for the listening line (default 30 s)
+   * @param {boolean} [opts.keepPort] restarts listen on the port of the first start (a client
+   *   that must find the server again after a restart, e.g. the console in a browser)
    */
   constructor(opts = {}) {
     this.bin = strataBin(opts.bin);
@@ -62,6 +64,7 @@ export class StrataServer {
     this.dataDir = opts.dataDir || fs.mkdtempSync(path.join(os.tmpdir(), "strata-e2e-"));
     this.extraArgs = opts.extraArgs || [];
     this.startTimeoutMs = opts.startTimeoutMs ?? 30000;
+    this.keepPort = !!opts.keepPort;
     this.child = null;
     this.port = 0;
     this.url = null;
@@ -87,7 +90,7 @@ export class StrataServer {
     this.stderr = "";
     this.stdout = "";
     this.exitInfo = null;
-    const args = ["serve", "--data", this.dataDir, "--port", "0", "--host", "127.0.0.1", ...this.extraArgs];
+    const args = ["serve", "--data", this.dataDir, "--port", String(this.keepPort ? this.port : 0), "--host", "127.0.0.1", ...this.extraArgs];
     // STRATA_E2E_STORE=s3 (make test-s3): the data lives in the S3 bucket of the environment
     // (STRATA_S3_*), under a prefix named after the data directory, so a restart on the same
     // dataDir finds the same tables.
