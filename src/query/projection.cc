@@ -1,7 +1,9 @@
 #include "query/projection.h"
 
 #include <cctype>
+#include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include "common/strings.h"
 
@@ -33,6 +35,33 @@ bool IsIdentifier(const std::string& name) {
   return true;
 }
 
+// "EXPR AS alias" (AS in any case, alias an identifier) -> {EXPR, alias}: the list form of
+// a projection naming its computed columns, in the order given (an {alias: expr} object may
+// reach the server with its keys sorted: the LanceDB Node client sends them so).
+std::optional<std::pair<std::string, std::string>> SplitTrailingAlias(const std::string& text) {
+  size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return std::nullopt;
+  size_t start = end + 1;
+  while (start > 0 &&
+         (std::isalnum(static_cast<unsigned char>(text[start - 1])) || text[start - 1] == '_')) {
+    --start;
+  }
+  std::string alias = text.substr(start, end + 1 - start);
+  if (!IsIdentifier(alias) || start == 0 ||
+      !std::isspace(static_cast<unsigned char>(text[start - 1]))) {
+    return std::nullopt;
+  }
+  size_t as_end = text.find_last_not_of(" \t\r\n", start - 1);
+  if (as_end == std::string::npos || as_end < 1) return std::nullopt;
+  if (!EqualsIgnoreCase(text.substr(as_end - 1, 2), "as")) return std::nullopt;
+  if (as_end < 2 || !std::isspace(static_cast<unsigned char>(text[as_end - 2])))
+    return std::nullopt;
+  const size_t expr_end = text.find_last_not_of(" \t\r\n", as_end - 2);
+  if (expr_end == std::string::npos) return std::nullopt;
+  const size_t expr_start = text.find_first_not_of(" \t\r\n");
+  return std::make_pair(text.substr(expr_start, expr_end + 1 - expr_start), std::move(alias));
+}
+
 }  // namespace
 
 Result<Projection> ResolveProjection(const arrow::SchemaPtr& schema,
@@ -48,7 +77,14 @@ Result<Projection> ResolveProjection(const arrow::SchemaPtr& schema,
   }
   std::vector<arrow::FieldPtr> fields;
   std::unordered_set<std::string> seen;
-  for (const ColumnRef& ref : columns) {
+  for (const ColumnRef& given : columns) {
+    ColumnRef ref = given;
+    if (ref.alias.empty() && FindColumn(*schema, ref.name) < 0) {
+      if (auto split = SplitTrailingAlias(ref.name)) {
+        ref.name = std::move(split->first);
+        ref.alias = std::move(split->second);
+      }
+    }
     const std::string& out_name = ref.alias.empty() ? ref.name : ref.alias;
     const int index = FindColumn(*schema, ref.name);
     if (index >= 0) {
