@@ -20,10 +20,12 @@
 //    stopped; the next open of the table is a Corruption -> 500.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import * as arrow from "apache-arrow";
-import { StrataServer, startServer } from "./lib/server.mjs";
+import { StrataServer, startServer, strataBin } from "./lib/server.mjs";
 import { vectorStream } from "./lib/ipc_bodies.mjs";
 
 const DB = "errs";
@@ -381,9 +383,9 @@ describe("fenced 409: two servers on the same data directory", () => {
     await b.start();
     assert.equal(await countRows(b.url, "f"), 2, "the second server replays the WAL");
     const r = await call(a.url, tp("f", "insert/"), { body: [{ id: 3, name: "three" }] });
-    assertError(r, 409, "fenced", [/another writer|claimed|epoch/i, /this server is fenced/, /\/readyz/]);
+    assertError(r, 409, "fenced", [/another writer|claimed|epoch/i, /This server is fenced/, /GET \/readyz says fenced/]);
     const again = await call(a.url, tp("f", "delete/"), { body: { predicate: "id = 1" } });
-    assertError(again, 409, "fenced", [/this server is fenced/], "fenced is sticky");
+    assertError(again, 409, "fenced", [/This server is fenced/], "fenced is sticky");
     // /readyz of the fenced server: neither reads (stale) nor writes.
     const ready = await fetch(`${a.url}/readyz`);
     assert.equal(ready.status, 503);
@@ -465,19 +467,28 @@ describe("the data directory lock: a second server on a locked directory does no
 describe("a taken port: the second server exits naming the port", () => {
   test("exit code 1 and 'port N on 127.0.0.1 is already in use'; the first keeps every request", async () => {
     const a = await startServer();
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "strata-e2e-port-"));
     try {
-      const second = new StrataServer({ extraArgs: [] });
-      // StrataServer passes --port 0; a later --port wins (CLI11 keeps the last value).
-      second.extraArgs = ["--port", String(a.port)];
-      const text = await failedStart(second);
-      assert.match(text, /exited \(code 1/);
-      assert.ok(text.includes(`port ${a.port} on 127.0.0.1 is already in use`), text);
-      await second.cleanup();
+      // Spawned directly: StrataServer always passes --port 0.
+      const child = spawn(strataBin(), ["serve", "--data", other, "--host", "127.0.0.1", "--port", String(a.port)], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+      child.stderr.setEncoding("utf8").on("data", (d) => (out += d));
+      // A server that did start would never exit by itself.
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15000);
+      const code = await new Promise((res) => child.on("close", (c) => res(c)));
+      clearTimeout(timer);
+      assert.equal(code, 1, out);
+      assert.ok(out.includes(`strata serve: IOError: port ${a.port} on 127.0.0.1 is already in use`), out);
+      assert.ok(!out.includes("strata listening"), out);
       for (let i = 0; i < 8; i++) {
         const r = await fetch(`${a.url}/v1/table/`, { headers: { "x-lancedb-database": DB } });
         assert.equal(r.status, 200);
       }
     } finally {
+      fs.rmSync(other, { recursive: true, force: true });
       await a.cleanup();
     }
   });
