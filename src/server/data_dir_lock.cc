@@ -58,7 +58,9 @@ Result<std::unique_ptr<DataDirLock>> DataDirLock::Acquire(const std::string& dir
     }
     ::close(fd);
     return Status::IOError("cannot lock the data directory's lock file " + path + ": " +
-                           std::strerror(err));
+                           std::strerror(err) +
+                           " (a filesystem without flock support: --no-data-dir-lock starts "
+                           "without the lock; then only one server may use the directory)");
   }
   const std::string record = "pid " + std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 ||

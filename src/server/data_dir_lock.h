@@ -26,7 +26,8 @@ class DataDirLock {
   /// process's pid in the lock file. Errors: AlreadyExists "data directory DIR is in use by
   /// another strata server (pid N, lock file DIR/~strata.lock)" when another process (or
   /// another DataDirLock of this process) holds it; IOError when the directory or the file
-  /// cannot be created or the filesystem does not support locks.
+  /// cannot be created or the filesystem does not support locks (the message names
+  /// --no-data-dir-lock).
   static Result<std::unique_ptr<DataDirLock>> Acquire(const std::string& dir);
 
   /// Releases the lock (the file stays; its pid is then stale and ignored).
