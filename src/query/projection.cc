@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "query/projection_alias.h"
 
 namespace strata::query {
 
@@ -35,9 +36,8 @@ bool IsIdentifier(const std::string& name) {
   return true;
 }
 
-// "EXPR AS alias" (AS in any case, alias an identifier) -> {EXPR, alias}: the list form of
-// a projection naming its computed columns, in the order given (an {alias: expr} object may
-// reach the server with its keys sorted: the LanceDB Node client sends them so).
+}  // namespace
+
 std::optional<std::pair<std::string, std::string>> SplitTrailingAlias(const std::string& text) {
   size_t end = text.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return std::nullopt;
@@ -61,8 +61,6 @@ std::optional<std::pair<std::string, std::string>> SplitTrailingAlias(const std:
   const size_t expr_start = text.find_first_not_of(" \t\r\n");
   return std::make_pair(text.substr(expr_start, expr_end + 1 - expr_start), std::move(alias));
 }
-
-}  // namespace
 
 Result<Projection> ResolveProjection(const arrow::SchemaPtr& schema,
                                      const std::vector<ColumnRef>& columns) {

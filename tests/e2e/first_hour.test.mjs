@@ -243,6 +243,16 @@ describe("first hour: curl and SDK users", () => {
       { zeta: 10, alpha: "a", mid: 2, id: 1 },
       { zeta: 20, alpha: "b", mid: 3, id: 2 },
     ]);
+
+    // An alias may not take the name of a column the query appends, in either form.
+    for (const columns of [["id AS _distance"], { _distance: "id" }]) {
+      const r = await post(server.url, "items", "query/", { vector: [0.1, 0.2, 0.3, 0.4], k: 1, columns }, JSON_IO);
+      assert.equal(r.status, 400, r.text);
+      assert.equal(
+        r.json.message,
+        "columns: output column '_distance' clashes with the column this query appends; choose another alias",
+      );
+    }
   });
 
   test("explain_plan/ names the vector column searched when the request did not", async () => {
