@@ -18,7 +18,10 @@ build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS)
 
-serve: build
+# Only what serving needs: the `strata` binary (not the tests, tools and benchmarks of `build`).
+serve: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target strata
 	mkdir -p $(DATA)
 	$(BUILD)/strata serve --data $(DATA) --port $(PORT) --host 127.0.0.1
 

@@ -29,11 +29,20 @@ int main(int argc, char** argv) {
   serve->add_option("--s3-endpoint", opts.s3_endpoint,
                     "S3 endpoint URL for --store, e.g. http://127.0.0.1:17480 (default: "
                     "STRATA_S3_ENDPOINT)");
+  bool no_data_dir_lock = false;
+  serve->add_flag("--no-data-dir-lock", no_data_dir_lock,
+                  "Do not lock --data (~strata.lock): lets a second server open the same "
+                  "directory, which then fences this one (for tests of fencing only)");
   serve->add_option("--host", opts.host, "Listen address")->capture_default_str();
-  serve->add_option("--port", opts.port, "TCP port (0 = pick a free port)")
+  serve
+      ->add_option("--port", opts.port,
+                   "TCP port (0 = pick a free port; a port in use is an error)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
-  serve->add_option("--threads", opts.threads, "HTTP worker threads (0 = number of cores)")
+  serve
+      ->add_option("--threads", opts.threads,
+                   "HTTP worker threads serving requests (0 = max(8, 2 x cores)); idle "
+                   "keep-alive connections wait in the event loop, not in a worker")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
   serve->add_option("--max-body-bytes", opts.max_body_bytes, "Largest request body in bytes")
@@ -255,6 +264,7 @@ int main(int argc, char** argv) {
   strata::cli::RegisterClientCommands(app, &client_exit);
   if (int rc = strata::cli::Parse(app, argc, argv); rc >= 0) return rc;
   if (client_exit >= 0) return client_exit;
+  opts.lock_data_dir = !no_data_dir_lock;
   compaction.background = !no_background_compaction;
   compaction.gc_options.retain_age = std::chrono::seconds(retain_versions_days * 86400);
   compaction.gc_options.orphan_min_age = std::chrono::seconds(gc_orphan_age_s);

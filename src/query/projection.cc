@@ -1,9 +1,12 @@
 #include "query/projection.h"
 
 #include <cctype>
+#include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include "common/strings.h"
+#include "query/projection_alias.h"
 
 namespace strata::query {
 
@@ -35,6 +38,30 @@ bool IsIdentifier(const std::string& name) {
 
 }  // namespace
 
+std::optional<std::pair<std::string, std::string>> SplitTrailingAlias(const std::string& text) {
+  size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return std::nullopt;
+  size_t start = end + 1;
+  while (start > 0 &&
+         (std::isalnum(static_cast<unsigned char>(text[start - 1])) || text[start - 1] == '_')) {
+    --start;
+  }
+  std::string alias = text.substr(start, end + 1 - start);
+  if (!IsIdentifier(alias) || start == 0 ||
+      !std::isspace(static_cast<unsigned char>(text[start - 1]))) {
+    return std::nullopt;
+  }
+  size_t as_end = text.find_last_not_of(" \t\r\n", start - 1);
+  if (as_end == std::string::npos || as_end < 1) return std::nullopt;
+  if (!EqualsIgnoreCase(text.substr(as_end - 1, 2), "as")) return std::nullopt;
+  if (as_end < 2 || !std::isspace(static_cast<unsigned char>(text[as_end - 2])))
+    return std::nullopt;
+  const size_t expr_end = text.find_last_not_of(" \t\r\n", as_end - 2);
+  if (expr_end == std::string::npos) return std::nullopt;
+  const size_t expr_start = text.find_first_not_of(" \t\r\n");
+  return std::make_pair(text.substr(expr_start, expr_end + 1 - expr_start), std::move(alias));
+}
+
 Result<Projection> ResolveProjection(const arrow::SchemaPtr& schema,
                                      const std::vector<ColumnRef>& columns) {
   Projection out;
@@ -48,7 +75,14 @@ Result<Projection> ResolveProjection(const arrow::SchemaPtr& schema,
   }
   std::vector<arrow::FieldPtr> fields;
   std::unordered_set<std::string> seen;
-  for (const ColumnRef& ref : columns) {
+  for (const ColumnRef& given : columns) {
+    ColumnRef ref = given;
+    if (ref.alias.empty() && FindColumn(*schema, ref.name) < 0) {
+      if (auto split = SplitTrailingAlias(ref.name)) {
+        ref.name = std::move(split->first);
+        ref.alias = std::move(split->second);
+      }
+    }
     const std::string& out_name = ref.alias.empty() ? ref.name : ref.alias;
     const int index = FindColumn(*schema, ref.name);
     if (index >= 0) {

@@ -34,7 +34,9 @@ struct Projection {
 /// Resolves `columns` against `schema`; an empty list selects every column in schema order.
 /// A `name` that is exactly a column name (or a unique case-insensitive match) is a plain
 /// column; anything else is parsed and bound as an expression (filter::Bind with
-/// require_bool = false, context "columns: 'alias'").
+/// require_bool = false, context "columns: 'alias'"). Without an alias, a name that is no
+/// column and ends in "AS identifier" (any case) is that expression (or column) under that
+/// alias: `["id", "price * 2 AS double_price"]` keeps the order given.
 /// Errors: Invalid naming an unknown column (and listing the table's columns), a bad
 /// expression (token and position), or a duplicate output name.
 Result<Projection> ResolveProjection(const arrow::SchemaPtr& schema,

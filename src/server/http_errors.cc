@@ -11,6 +11,14 @@ thread_local std::string t_last_error;
 }  // namespace
 
 const std::string& LastErrorSummary() { return t_last_error; }
+
+const char* FencedServerHint() {
+  return ". This server is fenced: another strata server opened the same data and now owns "
+         "the table's writes, so this server refuses them and its reads may be stale (GET "
+         "/readyz says fenced). Restart this server once the other one stopped, or send the "
+         "requests to the other one. A local --data directory is locked against a second "
+         "server; on an --store s3:// bucket this writer-epoch fence is the only guard";
+}
 void ClearLastErrorSummary() { t_last_error.clear(); }
 
 HttpError MapStatus(const Status& status) {
@@ -59,7 +67,12 @@ void SendError(httplib::Response& res, int http_status, const std::string& code,
 
 void SendError(httplib::Response& res, const Status& status) {
   const HttpError e = MapStatus(status);
-  SendError(res, e.status, e.code, status.message());
+  if (status.code() == StatusCode::kFenced) {
+    // Every write of a fenced table lands here: say what it means for this server.
+    SendError(res, e.status, e.code, status.message() + FencedServerHint());
+  } else {
+    SendError(res, e.status, e.code, status.message());
+  }
   if (status.code() == StatusCode::kBackpressure) res.set_header("Retry-After", "1");
   // Space comes back when flush, compaction and GC free it, or an operator does.
   if (status.code() == StatusCode::kInsufficientStorage) res.set_header("Retry-After", "5");

@@ -27,8 +27,13 @@ HttpError MapStatus(const Status& status);
 std::string ErrorBody(const std::string& code, const std::string& message);
 
 /// Fills `res` with the error of `status` (status code, JSON body, Retry-After for 503
-/// backpressure).
+/// backpressure). A Fenced status's message is followed by FencedServerHint().
 void SendError(httplib::Response& res, const Status& status);
+
+/// What a 409 fenced means for the server answering it (appended to the error message):
+/// another server owns the table's writes, reads here may be stale, /readyz says so, restart
+/// once the other stopped; a local data directory is locked, an S3 store relies on the fence.
+const char* FencedServerHint();
 
 /// Fills `res` with an explicit HTTP status, error code and message.
 void SendError(httplib::Response& res, int http_status, const std::string& code,

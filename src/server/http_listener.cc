@@ -187,9 +187,15 @@ HttpListener::HttpListener() = default;
 HttpListener::~HttpListener() {
   Shutdown();
   Join(Clock::time_point::max());
+  // Bound but never started (the server failed to open its data after Bind).
+  if (listen_fd_ >= 0 && !loop_.joinable()) {
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+  }
 }
 
-Result<int> HttpListener::Start(const ListenerOptions& options) {
+Result<int> HttpListener::Bind(const ListenerOptions& options) {
+  if (listen_fd_ >= 0) return Status::Invalid("listener already bound");
   options_ = options;
   // Every connection is a descriptor: raise the soft limit to the hard one if needed, and cap
   // the connections below what remains (64 kept for data files, WAL and the like).
@@ -208,32 +214,55 @@ Result<int> HttpListener::Start(const ListenerOptions& options) {
       options_.max_connections = std::min(options_.max_connections, cap);
     }
   }
-  const std::string where = options.host + ":" + std::to_string(options.port);
+  const std::string where = "port " + std::to_string(options.port) + " on " + options.host;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE;
   addrinfo* found = nullptr;
   const std::string service = std::to_string(options.port);
-  if (::getaddrinfo(options.host.c_str(), service.c_str(), &hints, &found) != 0 ||
-      found == nullptr) {
-    return Status::IOError("cannot resolve listen address " + where);
+  if (const int rc = ::getaddrinfo(options.host.c_str(), service.c_str(), &hints, &found);
+      rc != 0 || found == nullptr) {
+    return Status::IOError("cannot listen on " + where + ": cannot resolve --host '" +
+                           options.host + "' (" + ::gai_strerror(rc) + ")");
   }
+  // SO_REUSEADDR only (a restart may bind while old connections sit in TIME_WAIT). Never
+  // SO_REUSEPORT: with it a second server on a taken port binds too and the kernel splits the
+  // connections between the two (cpp-httplib's own listen sets it).
   int fd = -1;
+  int err = 0;
   for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
     fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      err = errno;
+      continue;
+    }
     const int yes = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
     if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 1024) != 0) {
+      // Keep the most telling error: "in use" over a family the host does not have.
+      if (err != EADDRINUSE) err = errno;
       ::close(fd);
       fd = -1;
     }
   }
   ::freeaddrinfo(found);
   if (fd < 0) {
-    return Status::IOError("cannot listen on " + where + " (address in use or not local?)");
+    if (err == EADDRINUSE) {
+      return Status::IOError(where +
+                             " is already in use (another strata serve or another program "
+                             "listens there): stop it or choose another --port");
+    }
+    if (err == EADDRNOTAVAIL) {
+      return Status::IOError("cannot listen on " + where + ": --host '" + options.host +
+                             "' is not an address of this machine");
+    }
+    if (err == EACCES) {
+      return Status::IOError("cannot listen on " + where +
+                             ": permission denied (ports below 1024 need privileges)");
+    }
+    return Status::IOError("cannot listen on " + where + ": " + std::strerror(err));
   }
   sockaddr_storage bound{};
   socklen_t len = sizeof(bound);
@@ -241,6 +270,15 @@ Result<int> HttpListener::Start(const ListenerOptions& options) {
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &len);
   AddressOf(bound, &port);
   listen_fd_ = fd;
+  bound_port_ = port;
+  return port;
+}
+
+Result<int> HttpListener::Start(const ListenerOptions& options) {
+  if (listen_fd_ < 0) {
+    STRATA_RETURN_IF_ERROR(Bind(options).status());
+  }
+  const std::string where = options_.host + ":" + std::to_string(bound_port_);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (epoll_fd_ < 0 || wake_fd_ < 0) return Status::IOError("epoll/eventfd: " + where);
@@ -251,11 +289,11 @@ Result<int> HttpListener::Start(const ListenerOptions& options) {
   ev.data.fd = wake_fd_;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
   // The Keep-Alive header cpp-httplib writes advertises these.
-  set_keep_alive_timeout(std::max<time_t>(1, options.idle_timeout.count() / 1000));
-  set_keep_alive_max_count(options.max_requests_per_connection);
-  pool_ = std::make_unique<httplib::ThreadPool>(std::max<size_t>(1, options.workers));
+  set_keep_alive_timeout(std::max<time_t>(1, options_.idle_timeout.count() / 1000));
+  set_keep_alive_max_count(options_.max_requests_per_connection);
+  pool_ = std::make_unique<httplib::ThreadPool>(std::max<size_t>(1, options_.workers));
   loop_ = std::thread([this] { Loop(); });
-  return port;
+  return bound_port_;
 }
 
 void HttpListener::Wake() {

@@ -74,8 +74,13 @@ class HttpListener : public httplib::Server {
   HttpListener();
   ~HttpListener() override;
 
-  /// Binds host:port and starts the loop thread and the worker pool; returns the bound port.
-  /// Errors: IOError naming the address when it cannot be bound.
+  /// Binds and listens on host:port (no SO_REUSEPORT: a port another process listens on is
+  /// an error, never a shared port); connections wait in the backlog until Start. Returns the
+  /// bound port. Errors: IOError naming the host and port ("port 8080 on 127.0.0.1 is already
+  /// in use ..." when taken, EADDRINUSE) when it cannot be resolved, bound or listened on.
+  Result<int> Bind(const ListenerOptions& options);
+  /// Bind (unless already bound) and starts the loop thread and the worker pool; returns the
+  /// bound port. Errors: those of Bind.
   Result<int> Start(const ListenerOptions& options);
   /// Closes the listening socket (new connections are refused), closes idle and half-received
   /// connections, and lets requests in flight finish; connections then close after their
@@ -108,6 +113,7 @@ class HttpListener : public httplib::Server {
 
   ListenerOptions options_;
   int listen_fd_ = -1;
+  int bound_port_ = 0;
   int epoll_fd_ = -1;
   int wake_fd_ = -1;
   std::thread loop_;

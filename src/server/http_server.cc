@@ -15,6 +15,30 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   std::signal(SIGPIPE, SIG_IGN);
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->ctx_.options = options;
+  // Before anything touches the data: a second server on the same local directory or on a
+  // taken port stops here, without claiming (fencing) the first server's tables.
+  if (options.store_url.empty() && options.lock_data_dir) {
+    STRATA_ASSIGN_OR_RETURN(server->dir_lock_, DataDirLock::Acquire(options.data_dir));
+  }
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  // Idle and half-received connections wait in the listener's epoll loop, not in a worker,
+  // so the pool only needs to cover requests being served.
+  ListenerOptions lo;
+  lo.host = options.host;
+  lo.port = options.port;
+  lo.workers =
+      options.threads > 0 ? static_cast<size_t>(options.threads) : std::max<size_t>(8, 2 * hw);
+  lo.io_timeout = std::chrono::seconds(std::max(1, options.read_timeout_s));
+  lo.write_timeout = std::chrono::seconds(60);
+  lo.header_timeout = std::chrono::milliseconds(std::max(100, options.header_timeout_ms));
+  lo.idle_timeout = std::chrono::milliseconds(std::max(100, options.idle_timeout_ms));
+  lo.max_connections = static_cast<size_t>(std::max(1, options.max_connections));
+  lo.max_connections_per_ip = static_cast<size_t>(std::max(1, options.max_connections_per_ip));
+  lo.min_transfer_rate = static_cast<size_t>(std::max<int64_t>(0, options.min_transfer_rate_bytes));
+  lo.transfer_grace = std::chrono::milliseconds(std::max(0, options.transfer_grace_ms));
+  lo.linger = std::chrono::microseconds(std::max(0, options.keepalive_linger_us));
+  STRATA_ASSIGN_OR_RETURN(server->port_, server->svr_.Bind(lo));
+
   shard::ShardWriterOptions shard_options = options.shard;
   if (!options.store_url.empty()) {
     // An S3 bucket: no local free-space floor applies.
@@ -36,25 +60,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
                                                  options.compaction, options.recovery));
   }
 
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  // Idle and half-received connections wait in the listener's epoll loop, not in a worker,
-  // so the pool only needs to cover requests being served.
-  ListenerOptions lo;
-  lo.host = options.host;
-  lo.port = options.port;
-  lo.workers =
-      options.threads > 0 ? static_cast<size_t>(options.threads) : std::max<size_t>(8, 2 * hw);
-  lo.io_timeout = std::chrono::seconds(std::max(1, options.read_timeout_s));
-  lo.write_timeout = std::chrono::seconds(60);
-  lo.header_timeout = std::chrono::milliseconds(std::max(100, options.header_timeout_ms));
-  lo.idle_timeout = std::chrono::milliseconds(std::max(100, options.idle_timeout_ms));
-  lo.max_connections = static_cast<size_t>(std::max(1, options.max_connections));
-  lo.max_connections_per_ip = static_cast<size_t>(std::max(1, options.max_connections_per_ip));
-  lo.min_transfer_rate = static_cast<size_t>(std::max<int64_t>(0, options.min_transfer_rate_bytes));
-  lo.transfer_grace = std::chrono::milliseconds(std::max(0, options.transfer_grace_ms));
-  lo.linger = std::chrono::microseconds(std::max(0, options.keepalive_linger_us));
   RegisterRoutes(server->svr_, server->ctx_);
-  STRATA_ASSIGN_OR_RETURN(server->port_, server->svr_.Start(lo));
+  STRATA_RETURN_IF_ERROR(server->svr_.Start(lo).status());
   return server;
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/status.h"
+#include "server/data_dir_lock.h"
 #include "server/http_listener.h"
 #include "server/server_context.h"
 #include "server/server_options.h"
@@ -19,10 +20,15 @@ namespace strata::server {
 
 class HttpServer {
  public:
-  /// Opens the catalog under options.data_dir (replaying WALs), binds options.host:port
-  /// (port 0 = any free port) and starts serving. Ignores SIGPIPE process-wide (a client that
-  /// disconnects mid-response must not kill the server).
-  /// Errors: IOError when the data directory cannot be used or the address cannot be bound.
+  /// Locks the local data directory (options.lock_data_dir; data_dir_lock.h), binds
+  /// options.host:port (port 0 = any free port; a taken port is an error, never shared),
+  /// then opens the catalog under options.data_dir (or options.store_url) and starts serving:
+  /// a server that cannot have the directory or the port touches no table.
+  /// Ignores SIGPIPE process-wide (a client that disconnects mid-response must not kill the
+  /// server).
+  /// Errors: AlreadyExists naming the holder's pid when another server holds the data
+  /// directory; IOError naming the port when it is in use or cannot be bound; IOError when
+  /// the data directory cannot be used.
   static Result<std::unique_ptr<HttpServer>> Start(const ServerOptions& options);
 
   ~HttpServer();
@@ -53,6 +59,8 @@ class HttpServer {
  private:
   HttpServer() = default;
 
+  // Declared first, so released last: after the catalog closed its writers.
+  std::unique_ptr<DataDirLock> dir_lock_;
   ServerContext ctx_;
   HttpListener svr_;
   int port_ = 0;

@@ -10,6 +10,7 @@
 
 #include "common/json_fast_parse.h"
 #include "common/json_guard.h"
+#include "query/projection_alias.h"
 
 namespace strata::server {
 
@@ -358,7 +359,11 @@ Status DropAppendedRefs(std::vector<query::ColumnRef>* columns,
 Status CheckReservedNames(const std::vector<query::ColumnRef>& columns,
                           std::initializer_list<const char*> appended) {
   for (const query::ColumnRef& c : columns) {
-    const std::string& out = c.alias.empty() ? c.name : c.alias;
+    std::string out = c.alias.empty() ? c.name : c.alias;
+    // A list entry "EXPR AS alias" outputs `alias` (query/projection.h).
+    if (c.alias.empty()) {
+      if (auto split = query::SplitTrailingAlias(c.name)) out = split->second;
+    }
     for (const char* name : appended) {
       if (name != nullptr && out == name) {
         return Status::Invalid("columns: output column '" + out +

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "query/vector_search.h"
+
 namespace strata::server {
 
 Result<query::QueryResult> RunQuery(const table::TableSnapshot& snapshot, const QueryRequest& req) {
@@ -40,10 +42,15 @@ void AppendFilter(std::ostringstream& out, const std::optional<std::string>& fil
 
 }  // namespace
 
-std::string DescribeQuery(const QueryRequest& req) {
+std::string DescribeQuery(const QueryRequest& req, const arrow::Schema* schema) {
   std::ostringstream out;
   if (const auto* vs = std::get_if<query::VectorSearchOptions>(&req.plan)) {
-    out << "VectorSearch column=" << (vs->column.empty() ? "(the vector column)" : vs->column)
+    std::string column = vs->column;
+    if (column.empty() && schema != nullptr) {
+      Result<int> resolved = query::ResolveVectorColumn(*schema, "");
+      if (resolved.ok()) column = schema->field(*resolved)->name;
+    }
+    out << "VectorSearch column=" << (column.empty() ? "(the vector column)" : column)
         << " distance=" << query::DistanceTypeName(vs->distance) << " k=" << vs->k
         << " offset=" << vs->offset << " dimension=" << vs->query.size();
     if (vs->ef) out << " ef=" << *vs->ef;

@@ -18,6 +18,9 @@ Result<query::QueryResult> RunQuery(const table::TableSnapshot& snapshot, const 
 
 /// One line naming the query kind and its parameters, e.g.
 /// "VectorSearch column=vec distance=l2 k=10 offset=0 prefilter filter=(cat = 'a')".
-std::string DescribeQuery(const QueryRequest& req);
+/// A vector search that names no column names the one `schema` resolves it to (the table's
+/// only fixed_size_list<float32> column), not a placeholder; without `schema` (or when it
+/// does not resolve) "(the vector column)".
+std::string DescribeQuery(const QueryRequest& req, const arrow::Schema* schema = nullptr);
 
 }  // namespace strata::server

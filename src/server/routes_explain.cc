@@ -25,7 +25,7 @@ std::string PlanText(const std::string& table, const table::TableSnapshot& snap,
                      const QueryRequest& req, const query::QueryResult& result) {
   std::string out = "Strata plan for table '" + table + "' at version " +
                     std::to_string(snap.version) + " (" + std::to_string(snap.num_rows) +
-                    " live rows)\n  " + DescribeQuery(req) + "\n";
+                    " live rows)\n  " + DescribeQuery(req, snap.schema.get()) + "\n";
   for (const std::string& line : result.plan) out += "    " + line + "\n";
   return out;
 }

@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "arrow/json/rows_json.h"
 #include "arrow/json/schema_json.h"
+#include "common/json_guard.h"
 #include "server/http_errors.h"
 #include "server/query_request.h"
 #include "server/routes.h"
@@ -56,6 +58,69 @@ void HandleListTables(ServerContext& ctx, const httplib::Request& req, httplib::
   SendJson(res, body.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+namespace {
+
+constexpr const char* kJsonCreateShape =
+    "{\"schema\": {\"fields\": [{\"name\": ..., \"type\": {\"type\": ...}, \"nullable\": "
+    "...}, ...]}, \"rows\": [{column: value, ...}, ...]} (\"rows\" optional; the schema as "
+    "describe/ answers it)";
+
+// The JSON form of create/: content-type application/json, or a body whose first
+// non-blank byte is '{' (curl -d sends form content-type; an Arrow IPC stream starts with
+// 0xFF bytes).
+bool IsJsonCreate(const TableRequest& req) {
+  if (req.http->get_header_value("Content-Type").rfind("application/json", 0) == 0) return true;
+  const std::string_view body = req.body_view();
+  const size_t at = body.find_first_not_of(" \t\r\n");
+  return at != std::string_view::npos && body[at] == '{';
+}
+
+Result<DecodedUpload> DecodeJsonCreate(std::string_view body) {
+  STRATA_RETURN_IF_ERROR(CheckJsonDepth(body, "create"));
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) {
+    return Status::Invalid(std::string("create: the body is not valid JSON; a JSON create is ") +
+                           kJsonCreateShape);
+  }
+  if (!j.is_object()) {
+    return Status::Invalid(std::string("create: a JSON body must be an object ") +
+                           kJsonCreateShape + ", got " +
+                           (j.is_array() ? "an array (rows need a schema)" : j.type_name()));
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() != "schema" && it.key() != "rows") {
+      return Status::Invalid("create: unknown key '" + it.key() +
+                             "' in the JSON body; a JSON create is " + kJsonCreateShape);
+    }
+  }
+  auto schema_it = j.find("schema");
+  if (schema_it == j.end() || !schema_it->is_object()) {
+    return Status::Invalid(std::string("create: the JSON body needs \"schema\" (an object); a "
+                                       "JSON create is ") +
+                           kJsonCreateShape);
+  }
+  DecodedUpload out;
+  Result<arrow::SchemaPtr> schema = arrow::json::SchemaFromJson(*schema_it);
+  if (!schema.ok()) return schema.status().WithContext("create: schema");
+  out.schema = std::move(*schema);
+  auto rows_it = j.find("rows");
+  if (rows_it != j.end() && !rows_it->is_null()) {
+    if (!rows_it->is_array()) {
+      return Status::Invalid(std::string("create: \"rows\" must be an array of row objects, got ") +
+                             rows_it->type_name());
+    }
+    Result<arrow::RecordBatchPtr> batch = arrow::json::RowsFromJson(*rows_it, out.schema);
+    if (!batch.ok()) return batch.status().WithContext("create: rows");
+    if ((*batch)->num_rows() > 0) {
+      out.num_rows = (*batch)->num_rows();
+      out.batches.push_back(std::move(*batch));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response& res) {
   table::CreateMode mode = table::CreateMode::kCreate;
   if (req.http->has_param("mode")) {
@@ -71,7 +136,8 @@ void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response
           res, Status::Invalid("mode must be create, overwrite or exist_ok, got '" + m + "'"));
     }
   }
-  Result<DecodedUpload> upload = DecodeArrowUpload(req.body, "create");
+  Result<DecodedUpload> upload =
+      IsJsonCreate(req) ? DecodeJsonCreate(req.body_view()) : DecodeArrowUpload(req.body, "create");
   if (!upload.ok()) return SendError(res, upload.status());
   // ?primary_key=a,b declares the key by writing the Lance field metadata
   // (table/primary_key.h); the table layer derives the key from the schema.

@@ -45,9 +45,16 @@ struct ServerOptions {
   std::string s3_endpoint;
   /// Listen address; loopback by default so a fresh install is not exposed.
   std::string host = "127.0.0.1";
-  /// TCP port; 0 picks a free port (printed on start).
+  /// TCP port; 0 picks a free port (printed on start). A port another process listens on
+  /// fails the start (never shared: no SO_REUSEPORT).
   int port = 8080;
-  /// HTTP worker threads (0 = hardware concurrency, at least 2).
+  /// Take an exclusive lock on the local data directory (server/data_dir_lock.h) so that a
+  /// second server on it fails to start, naming the holder's pid (--no-data-dir-lock turns
+  /// it off: tests of fencing run two servers on one directory). Not used with store_url: an
+  /// object store cannot be locked; the writer-epoch fence protects it.
+  bool lock_data_dir = true;
+  /// HTTP worker threads serving requests (--threads; 0 = max(8, 2 x cores)). Idle and
+  /// half-received connections wait in the listener's event loop, not in a worker.
   int threads = 0;
   /// Largest accepted request body in bytes (413 payload_too_large above it).
   int64_t max_body_bytes = 256LL << 20;

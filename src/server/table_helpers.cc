@@ -10,6 +10,17 @@ Result<DecodedUpload> DecodeArrowUpload(const arrow::BufferPtr& body, const char
                            ": the request body is empty; expected an Arrow IPC stream");
   }
   Result<arrow::ipc::ReadResult> read = arrow::ipc::ReadStream(body);
+  const std::string_view text = body->view();
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  if (!read.ok() && first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
+    // JSON sent without content-type: application/json (curl -d sends a form type).
+    return Status::Invalid(std::string(route) +
+                           ": the body looks like JSON but is not sent with content-type: "
+                           "application/json, so it was read as an Arrow IPC stream (and is "
+                           "not one). JSON is accepted with that content-type by create/ "
+                           "({\"schema\": ..., \"rows\": [...]}) and insert/ ([row objects]); "
+                           "every write also takes an Arrow IPC stream");
+  }
   if (!read.ok()) {
     return Status::Invalid(std::string(route) + ": the body is not a valid Arrow IPC stream: " +
                            read.status().message());

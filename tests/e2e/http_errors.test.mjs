@@ -10,7 +10,8 @@
 //    the active MemTable, the next insert seals it and may wait 1 ms for a flush that takes
 //    longer (an SSTable write + fsync).
 //  - fenced: a second server on the same data directory claims the shard; the first server's
-//    next WAL append finds its position taken by the second's fence sentinel.
+//    next WAL append finds its position taken by the second's fence sentinel. Both run with
+//    --no-data-dir-lock (without it the second server does not start: tested here too).
 //  - flush_timeout: flush/ with timeout_ms 1 right after a 15 MB insert.
 //  - writer_poisoned: the shard's `wal/` directory is replaced by a regular file, so the next
 //    WAL append fails (ENOTDIR); once the directory is restored the server reopens the shard
@@ -19,10 +20,12 @@
 //    stopped; the next open of the table is a Corruption -> 500.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import * as arrow from "apache-arrow";
-import { StrataServer, startServer } from "./lib/server.mjs";
+import { StrataServer, startServer, strataBin } from "./lib/server.mjs";
 import { vectorStream } from "./lib/ipc_bodies.mjs";
 
 const DB = "errs";
@@ -370,24 +373,124 @@ describe("fenced 409: two servers on the same data directory", () => {
   });
 
   test("the second server claims the shard; the first one's next write is 409 fenced", async () => {
-    a = await startServer();
+    a = await startServer({ extraArgs: ["--no-data-dir-lock"] });
     await createNames(a.url, "f", [
       { id: 1, name: "one" },
       { id: 2, name: "two" },
     ]);
-    b = new StrataServer({ dataDir: a.dataDir });
+    assert.equal((await fetch(`${a.url}/readyz`)).status, 200);
+    b = new StrataServer({ dataDir: a.dataDir, extraArgs: ["--no-data-dir-lock"] });
     await b.start();
     assert.equal(await countRows(b.url, "f"), 2, "the second server replays the WAL");
     const r = await call(a.url, tp("f", "insert/"), { body: [{ id: 3, name: "three" }] });
-    assertError(r, 409, "fenced", [/another writer|claimed|epoch/i]);
+    assertError(r, 409, "fenced", [/another writer|claimed|epoch/i, /This server is fenced/, /GET \/readyz says fenced/]);
     const again = await call(a.url, tp("f", "delete/"), { body: { predicate: "id = 1" } });
-    assertError(again, 409, "fenced", [], "fenced is sticky");
+    assertError(again, 409, "fenced", [/This server is fenced/], "fenced is sticky");
+    // /readyz of the fenced server: neither reads (stale) nor writes.
+    const ready = await fetch(`${a.url}/readyz`);
+    assert.equal(ready.status, 503);
+    const rj = await ready.json();
+    assert.equal(rj.ready, false);
+    assert.equal(rj.reads, false);
+    assert.equal(rj.writes, false);
+    assert.deepEqual(
+      rj.reasons.map((x) => x.state),
+      ["fenced"],
+    );
+    assert.equal((await fetch(`${b.url}/readyz`)).status, 200, "the new owner is ready");
     // The new owner writes; the fenced writes left nothing.
     const ok = await call(b.url, tp("f", "insert/"), { body: [{ id: 4, name: "four" }] });
     assert.equal(ok.status, 200, ok.text);
     const rows = await call(b.url, tp("f", "count_rows/"), { body: { predicate: "id IN (3, 4)" } });
     assert.equal(rows.json, 1);
     assert.equal(await countRows(b.url, "f"), 3);
+  });
+});
+
+/** Starts `s`, which must fail; returns the start error's message plus the whole stderr. */
+async function failedStart(s) {
+  const err = await s.start().then(
+    () => null,
+    (e) => e,
+  );
+  assert.ok(err, "the server started");
+  // The exit can be reported before the last stderr bytes were read.
+  await new Promise((res) => setTimeout(res, 200));
+  return `${err.message}\n${s.stderr}`;
+}
+
+describe("the data directory lock: a second server on a locked directory does not start", () => {
+  let a;
+  after(async () => {
+    if (a) await a.cleanup();
+  });
+
+  test("exit code 1, the error names the directory and the holder's pid; the first server is not fenced", async () => {
+    a = await startServer();
+    await createNames(a.url, "l", [{ id: 1, name: "one" }]);
+    const lockFile = path.join(a.dataDir, "~strata.lock");
+    assert.equal(fs.readFileSync(lockFile, "utf8"), `pid ${a.child.pid}\n`);
+    const second = new StrataServer({ dataDir: a.dataDir });
+    const text = await failedStart(second);
+    assert.match(text, /exited \(code 1/);
+    assert.ok(
+      text.includes(`data directory ${a.dataDir} is in use by another strata server (pid ${a.child.pid}, lock file ${lockFile})`),
+      text,
+    );
+    // The first server still owns its table.
+    const r = await call(a.url, tp("l", "insert/"), { body: [{ id: 2, name: "two" }] });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(await countRows(a.url, "l"), 2);
+    // Stopped, it releases the lock (the file stays): a new server starts on the directory.
+    await a.stop();
+    const c = new StrataServer({ dataDir: a.dataDir });
+    await c.start();
+    assert.equal(await countRows(c.url, "l"), 2);
+    assert.equal(fs.readFileSync(lockFile, "utf8"), `pid ${c.child.pid}\n`);
+    await c.stop();
+  });
+
+  test("a killed (-9) server leaves no lock behind", async () => {
+    const k = await startServer();
+    try {
+      await k.kill9();
+      const again = new StrataServer({ dataDir: k.dataDir });
+      await again.start();
+      assert.equal((await fetch(`${again.url}/healthz`)).status, 200);
+      await again.stop();
+    } finally {
+      await k.cleanup();
+    }
+  });
+});
+
+describe("a taken port: the second server exits naming the port", () => {
+  test("exit code 1 and 'port N on 127.0.0.1 is already in use'; the first keeps every request", async () => {
+    const a = await startServer();
+    const other = fs.mkdtempSync(path.join(os.tmpdir(), "strata-e2e-port-"));
+    try {
+      // Spawned directly: StrataServer always passes --port 0.
+      const child = spawn(strataBin(), ["serve", "--data", other, "--host", "127.0.0.1", "--port", String(a.port)], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+      child.stderr.setEncoding("utf8").on("data", (d) => (out += d));
+      // A server that did start would never exit by itself.
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15000);
+      const code = await new Promise((res) => child.on("close", (c) => res(c)));
+      clearTimeout(timer);
+      assert.equal(code, 1, out);
+      assert.ok(out.includes(`strata serve: IOError: port ${a.port} on 127.0.0.1 is already in use`), out);
+      assert.ok(!out.includes("strata listening"), out);
+      for (let i = 0; i < 8; i++) {
+        const r = await fetch(`${a.url}/v1/table/`, { headers: { "x-lancedb-database": DB } });
+        assert.equal(r.status, 200);
+      }
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
+      await a.cleanup();
+    }
   });
 });
 

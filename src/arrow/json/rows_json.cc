@@ -537,6 +537,28 @@ std::string RowsToJsonString(const RecordBatch& batch) {
   return RowsToJson(batch).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+void AppendRowsJsonInColumnOrder(const RecordBatch& batch, std::string* out, bool* first) {
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<size_t>(batch.num_columns()));
+  for (int c = 0; c < batch.num_columns(); ++c) {
+    keys.push_back(
+        json(batch.schema()->field(c)->name).dump(-1, ' ', false, json::error_handler_t::replace) +
+        ":");
+  }
+  for (int64_t r = 0; r < batch.num_rows(); ++r) {
+    if (!*first) out->push_back(',');
+    *first = false;
+    out->push_back('{');
+    for (int c = 0; c < batch.num_columns(); ++c) {
+      if (c > 0) out->push_back(',');
+      out->append(keys[static_cast<size_t>(c)]);
+      out->append(
+          ValueImpl(batch.column(c), r).dump(-1, ' ', false, json::error_handler_t::replace));
+    }
+    out->push_back('}');
+  }
+}
+
 Result<RecordBatchPtr> RowsFromJson(const json& rows, const SchemaPtr& schema) {
   try {
     return RowsFromJsonImpl(rows, schema);

@@ -47,5 +47,11 @@ nlohmann::json ValueToJson(const ArrayData& data, int64_t i);
 nlohmann::json RowsToJson(const RecordBatch& batch);
 /// RowsToJson(batch).dump() (compact; invalid UTF-8 replaced by U+FFFD).
 std::string RowsToJsonString(const RecordBatch& batch);
+/// Appends the batch's rows to `out` as compact JSON objects separated by commas, each
+/// object's keys in the schema's column order (RowsToJson's objects sort their keys), values
+/// as ValueToJson. `first` is true before the first row of the whole output (no comma) and
+/// false after it. Wrap the calls in "[" "]" for a JSON array (query/ with
+/// accept: application/json).
+void AppendRowsJsonInColumnOrder(const RecordBatch& batch, std::string* out, bool* first);
 
 }  // namespace strata::arrow::json
