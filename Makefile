@@ -46,7 +46,13 @@ asan: deps
 # The read-view concurrency test (tests/shard/read_view_concurrency_test.cc) runs 30 s here
 # (STRATA_RV_SECONDS; 5 s by default under `make test`); the differential tests run 200 steps
 # per table (STRATA_DIFF_STEPS; 1,000 take about 13 minutes under TSan).
-TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency
+# BaseConcurrency grows base HNSW graphs in background compactions and index builds: with the
+# detector on it reported 236 stackless lock-order pairs (hnswlib's, see tsan.supp) and ran
+# 619 s, past ctest's 300 s timeout; with it off, about 12 s. The write throttle, compaction,
+# GC and S3 fault tests run in the second pass (about 40 s together under TSan); the
+# S3ObjectStore tests and the S3 contract cases skip unless STRATA_S3_ENDPOINT is set
+# (eval "$(scripts/s3-local start DIR)" first to run them too).
+TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
