@@ -52,11 +52,14 @@ asan: deps
 # GC and S3 fault tests run in the second pass (about 40 s together under TSan); the
 # S3ObjectStore tests and the S3 contract cases skip unless STRATA_S3_ENDPOINT is set
 # (eval "$(scripts/s3-local start DIR)" first to run them too).
-TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency
+# Differential too: its base compactions grow HNSW graphs (the same stackless pairs hid, at
+# the first report, a heap-use-after-free in hnswlib's searchBaseLayer under
+# HnswIndex::AddChunk on a compaction's cloned index; not fixed yet).
+TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency|Differential
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
-	cd build/tsan && STRATA_RV_SECONDS=30 \
+	cd build/tsan && STRATA_RV_SECONDS=30 STRATA_DIFF_STEPS=200 \
 	  TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --output-on-failure \
 	  -j $(JOBS) -R '$(TSAN_HNSW_TESTS)' -E 'fuzz_|node_|FashionMnist'
