@@ -53,8 +53,9 @@ asan: deps
 # S3ObjectStore tests and the S3 contract cases skip unless STRATA_S3_ENDPOINT is set
 # (eval "$(scripts/s3-local start DIR)" first to run them too).
 # Differential too: its base compactions grow HNSW graphs (the same stackless pairs hid, at
-# the first report, hnswlib's benign prefetch over-read, see tsan.supp).
-TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency|Differential
+# the first report, hnswlib's benign prefetch over-read, see tsan.supp); and FilteredSearch,
+# whose tables build HNSW graphs (RowPredicateAgreesWithTheEvaluator halted on such a pair).
+TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency|Differential|FilteredSearch
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
