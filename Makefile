@@ -49,11 +49,20 @@ asan: deps
 # The read-view concurrency test (tests/shard/read_view_concurrency_test.cc) runs 30 s here
 # (STRATA_RV_SECONDS; 5 s by default under `make test`); the differential tests run 200 steps
 # per table (STRATA_DIFF_STEPS; 1,000 take about 13 minutes under TSan).
-TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency
+# BaseConcurrency grows base HNSW graphs in background compactions and index builds: with the
+# detector on it reported 236 stackless lock-order pairs (hnswlib's, see tsan.supp) and ran
+# 619 s, past ctest's 300 s timeout; with it off, about 12 s. The write throttle, compaction,
+# GC and S3 fault tests run in the second pass (about 40 s together under TSan); the
+# S3ObjectStore tests and the S3 contract cases skip unless STRATA_S3_ENDPOINT is set
+# (eval "$(scripts/s3-local start DIR)" first to run them too).
+# Differential too: its base compactions grow HNSW graphs (the same stackless pairs hid, at
+# the first report, hnswlib's benign prefetch over-read, see tsan.supp); and FilteredSearch,
+# whose tables build HNSW graphs (RowPredicateAgreesWithTheEvaluator halted on such a pair).
+TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency|Differential|FilteredSearch
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
-	cd build/tsan && STRATA_RV_SECONDS=30 \
+	cd build/tsan && STRATA_RV_SECONDS=30 STRATA_DIFF_STEPS=200 \
 	  TSAN_OPTIONS="halt_on_error=1 detect_deadlocks=0 suppressions=$(abspath tests/sanitizers/tsan.supp)" \
 	  ctest --output-on-failure \
 	  -j $(JOBS) -R '$(TSAN_HNSW_TESTS)' -E 'fuzz_|node_|FashionMnist'

@@ -144,7 +144,10 @@ TEST(WriteThrottle, SlowdownAdmitsAtHalfTheMeasuredCompactionRate) {
   EXPECT_GE(Clock::now() - t0, 300ms);
   const WriteThrottleStats s = t.stats();
   EXPECT_EQ(s.slowed_writes, 4u);
-  EXPECT_GE(s.delay_seconds_total, 0.29);
+  // Each slowed write is counted as delayed from its call to its slot (0.1 s after the previous
+  // slot), less the previous sleep's wake-up latency: 0.28 s was seen under ThreadSanitizer on
+  // a loaded machine, so allow up to ~30 ms of latency per wake-up.
+  EXPECT_GE(s.delay_seconds_total, 0.2);
 }
 
 TEST(WriteThrottle, MinimumRateBoundsTheDelay) {
