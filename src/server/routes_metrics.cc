@@ -12,6 +12,8 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <tuple>
@@ -40,6 +42,24 @@ double ResidentBytes() {
   return static_cast<double>(resident) * static_cast<double>(sysconf(_SC_PAGESIZE));
 }
 
+// A "Name:  N kB" field of /proc/self/status in bytes (RssAnon: heap and other private memory;
+// RssFile: resident pages of mapped files, e.g. the base's fragments); -1 when unknown.
+double StatusBytes(const char* field) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  double out = -1;
+  const size_t n = std::strlen(field);
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, field, n) == 0) {
+      out = std::atof(line + n) * 1024.0;
+      break;
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
 // Per-table shard-writer stats, summed over the table's shards.
 struct TableStats {
   std::vector<Label> labels;  // database, table
@@ -48,6 +68,8 @@ struct TableStats {
   double version = 0;
   base::BaseStats base;    // compaction counters and base size (Table::DescribeBase)
   double l0_sstables = 0;  // published SSTables not yet compacted, over the shards
+  double memtable_bytes = 0;      // active + frozen MemTables (rows and their indexes)
+  double base_index_bytes = 0;    // the base table's indexes in memory
   table::WriterRecoveryInfo recovery;
   /// Per shard: (shard id, state, seconds in it).
   std::vector<std::tuple<std::string, std::string, double>> shard_states;
@@ -109,7 +131,12 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
     if (auto b = open.table->DescribeBase()) t.base = b->stats;
     for (const auto& d : open.table->DescribeShards()) {
       t.l0_sstables += static_cast<double>(d.sstables.size());
+      t.memtable_bytes += static_cast<double>(d.active.bytes);
+      for (const auto& m : d.frozen) t.memtable_bytes += static_cast<double>(m.bytes);
       t.shard_states.emplace_back(d.shard_id, d.state, d.state_age_ms / 1000.0);
+    }
+    for (const table::IndexStatus& i : open.table->ListIndexes()) {
+      if (i.base) t.base_index_bytes += static_cast<double>(i.base->memory_bytes);
     }
     t.recovery = open.table->RecoveryInfo();
     tables.push_back(std::move(t));
@@ -285,6 +312,14 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
     out.push_back(std::move(f));
     out.push_back(std::move(g));
   }
+  out.push_back(TableGauge(tables, "strata_memtable_bytes",
+                           "Bytes of the active and frozen MemTables (rows and their indexes), "
+                           "over the shards.",
+                           &TableStats::memtable_bytes));
+  out.push_back(TableGauge(tables, "strata_base_index_memory_bytes",
+                           "Memory of the base table's indexes (HNSW graphs, IVF codes and "
+                           "centroids, BTree, FTS).",
+                           &TableStats::base_index_bytes));
   out.push_back(TableGauge(tables, "strata_table_rows",
                            "Live rows of the table (newest version per key, deletes applied).",
                            &TableStats::rows));
@@ -319,6 +354,17 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
   if (rss >= 0) {
     families.push_back(Gauge("strata_process_resident_memory_bytes",
                              "Resident memory of the server process (/proc/self/statm).", rss));
+  }
+  const double anon = StatusBytes("RssAnon:"), file = StatusBytes("RssFile:");
+  if (anon >= 0 && file >= 0) {
+    families.push_back(Gauge("strata_process_resident_anon_bytes",
+                             "Resident private memory (heap: MemTables, indexes, decoded rows; "
+                             "RssAnon of /proc/self/status).",
+                             anon));
+    families.push_back(Gauge("strata_process_resident_file_bytes",
+                             "Resident pages of mapped files (the base's fragments, used in "
+                             "place; reclaimable page cache; RssFile of /proc/self/status).",
+                             file));
   }
   res.status = 200;
   res.set_content(metrics::RenderText(families), "text/plain; version=0.0.4; charset=utf-8");

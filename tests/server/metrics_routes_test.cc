@@ -183,6 +183,16 @@ TEST_F(MetricsRoutesTest, CountersMoveByExactAmounts) {
   EXPECT_EQ(before.at("strata_open_tables"), 1);
   EXPECT_GE(before.at("strata_process_uptime_seconds"), 0);
   EXPECT_GT(before.at("strata_process_resident_memory_bytes"), 1 << 20);
+  // Memory accounting (issue 15): heap vs mapped file pages add up to the resident set (read a
+  // moment apart, so within a few MB), the MemTable holding 2 rows has bytes, and no base
+  // index exists yet.
+  EXPECT_GT(before.at("strata_process_resident_anon_bytes"), 1 << 20);
+  EXPECT_GE(before.at("strata_process_resident_file_bytes"), 0);
+  EXPECT_NEAR(before.at("strata_process_resident_anon_bytes") +
+                  before.at("strata_process_resident_file_bytes"),
+              before.at("strata_process_resident_memory_bytes"), 16 << 20);
+  EXPECT_GT(before.at("strata_memtable_bytes" + kT), 0);
+  EXPECT_EQ(before.at("strata_base_index_memory_bytes" + kT), 0);
 
   // N sequential inserts of 3 rows: one put, one WAL entry of one append, one fsync each.
   constexpr int kInserts = 5;

@@ -1,5 +1,5 @@
-// FairRwLock: a reader/writer lock fair to both sides, for the vector indexes (the same class
-// as hnsw_index.cc's private copy). Thread-safety: it is the synchronisation.
+// FairRwLock: a reader/writer lock fair to both sides, for the vector indexes (HnswIndex,
+// IvfIndex). Thread-safety: it is the synchronisation.
 #pragma once
 
 #include <condition_variable>
