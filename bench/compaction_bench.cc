@@ -156,8 +156,15 @@ double Recall(table::Table& t, Vectors& probe, int n = 100) {
 
 std::map<std::string, int64_t> DiskBytes(const std::string& dir) {
   std::map<std::string, int64_t> out;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
+  // Garbage collection may remove files while this walks: skip what vanished.
+  std::error_code walk;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, walk);
+       !walk && it != std::filesystem::recursive_directory_iterator(); it.increment(walk)) {
+    const auto& e = *it;
+    std::error_code ec;
+    if (!e.is_regular_file(ec) || ec) continue;
+    const auto size = e.file_size(ec);
+    if (ec) continue;
     const std::string p = e.path().string();
     std::string kind = "other";
     if (p.find("/_mem_wal/") != std::string::npos) {
@@ -173,8 +180,8 @@ std::map<std::string, int64_t> DiskBytes(const std::string& dir) {
     } else if (p.find("/_versions/") != std::string::npos) {
       kind = "manifests";
     }
-    out[kind] += static_cast<int64_t>(e.file_size());
-    out["total"] += static_cast<int64_t>(e.file_size());
+    out[kind] += static_cast<int64_t>(size);
+    out["total"] += static_cast<int64_t>(size);
   }
   return out;
 }
