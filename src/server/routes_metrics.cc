@@ -66,10 +66,10 @@ struct TableStats {
   shard::ShardWriterStats stats;
   double rows = 0;
   double version = 0;
-  base::BaseStats base;    // compaction counters and base size (Table::DescribeBase)
-  double l0_sstables = 0;  // published SSTables not yet compacted, over the shards
-  double memtable_bytes = 0;      // active + frozen MemTables (rows and their indexes)
-  double base_index_bytes = 0;    // the base table's indexes in memory
+  base::BaseStats base;         // compaction counters and base size (Table::DescribeBase)
+  double l0_sstables = 0;       // published SSTables not yet compacted, over the shards
+  double memtable_bytes = 0;    // active + frozen MemTables (rows and their indexes)
+  double base_index_bytes = 0;  // the base table's indexes in memory
   table::WriterRecoveryInfo recovery;
   /// Per shard: (shard id, state, seconds in it).
   std::vector<std::tuple<std::string, std::string, double>> shard_states;
