@@ -9,7 +9,7 @@ CMAKE_GEN := -G Ninja
 
 # test-s3 is not part of `test` (it installs Ceph, ~336 MB; see README.md).
 .PHONY: test-s3 deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare \
-  soak-diff bench-read-view bench-replay bench-compaction bench-l0 bench-query
+  bench-s3 soak-diff bench-read-view bench-replay bench-compaction bench-l0 bench-query
 
 deps:
 	@bash scripts/install-deps
@@ -80,7 +80,7 @@ tsan: deps
 S3_TEST_PORT ?= 17580
 S3_TEST_MON_PORT ?= 13400
 S3_E2E_TESTS ?= lancedb sdk_complete crash query_engine indexes primary_key columns flush_load \
-  pk_nulls select_appended add_columns_limits metrics
+  pk_nulls select_appended add_columns_limits metrics s3_outage
 test-s3: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target strata_tests strata
@@ -89,9 +89,27 @@ test-s3: deps
 	export S3_LOCAL_PORT=$(S3_TEST_PORT) S3_LOCAL_MON_PORT=$(S3_TEST_MON_PORT); \
 	trap "$(CURDIR)/scripts/s3-local stop $$dir; rm -rf $$dir" EXIT; \
 	exports=$$($(CURDIR)/scripts/s3-local start $$dir); eval "$$exports"; \
+	export STRATA_S3_LOCAL_DIR=$$dir; \
 	$(BUILD)/strata_tests --gtest_filter='*S3*:*ObjectStore*'; \
 	cd tests/e2e && STRATA_E2E_STORE=s3 STRATA_BIN=$(abspath $(BUILD))/strata \
 	  node --test --test-reporter=spec $(addsuffix .test.mjs,$(S3_E2E_TESTS))
+
+# Local disk vs S3 (radosgw) side by side in one run (issue 17; bench/s3_compare.mjs --help):
+# 1-row adds at 1 and 16 clients (and WAL appends per WAL put), 1,000-row batches, flush,
+# vector search q/s, restart and kill -9 restart to the first answer; then the store's own
+# PUT / PUT-if-absent / GET / ranged GET latency (S3ObjectStore.DISABLED_LatencyReport).
+# Starts and stops its own radosgw like test-s3. BENCH_S3_ARGS passes options through.
+BENCH_S3_ARGS ?=
+bench-s3: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target strata_tests strata
+	bash scripts/install-deps s3
+	set -e; dir=$$(mktemp -d /tmp/strata-s3-XXXXXX); \
+	export S3_LOCAL_PORT=$(S3_TEST_PORT) S3_LOCAL_MON_PORT=$(S3_TEST_MON_PORT); \
+	trap "$(CURDIR)/scripts/s3-local stop $$dir; rm -rf $$dir" EXIT; \
+	exports=$$($(CURDIR)/scripts/s3-local start $$dir); eval "$$exports"; \
+	node bench/s3_compare.mjs --bin $(BUILD)/strata $(BENCH_S3_ARGS); \
+	$(BUILD)/strata_tests --gtest_also_run_disabled_tests --gtest_filter='S3ObjectStore.DISABLED_LatencyReport'
 
 # Long SIGKILL soak of the storage engine: CRASH_CYCLES (default 1000) kill -9 cycles of a
 # writing child, checking after each reopen that every acknowledged row is present exactly once.

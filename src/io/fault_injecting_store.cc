@@ -102,6 +102,10 @@ FaultInjectingStats FaultInjectingStore::stats() const {
   s.puts_delayed = puts_delayed_.load();
   s.removes = removes_.load();
   s.removes_injected = removes_injected_.load();
+  s.gets = gets_.load();
+  s.get_ranges = get_ranges_.load();
+  s.heads = heads_.load();
+  s.lists = lists_.load();
   return s;
 }
 
@@ -112,6 +116,10 @@ void FaultInjectingStore::ResetCounters() {
   puts_delayed_ = 0;
   removes_ = 0;
   removes_injected_ = 0;
+  gets_ = 0;
+  get_ranges_ = 0;
+  heads_ = 0;
+  lists_ = 0;
 }
 
 void FaultInjectingStore::FailNthRemove(int64_t n, Status error) {
@@ -209,20 +217,29 @@ Status FaultInjectingStore::PutIfAbsent(const std::string& key, std::string_view
   return DoPut(key, [&] { return inner_->PutIfAbsent(key, data); });
 }
 
-Result<std::string> FaultInjectingStore::Get(const std::string& key) { return inner_->Get(key); }
+Result<std::string> FaultInjectingStore::Get(const std::string& key) {
+  gets_.fetch_add(1);
+  return inner_->Get(key);
+}
 
 Result<std::string> FaultInjectingStore::GetRange(const std::string& key, int64_t offset,
                                                   int64_t length) {
+  get_ranges_.fetch_add(1);
   return inner_->GetRange(key, offset, length);
 }
 
-Result<ObjectMeta> FaultInjectingStore::Head(const std::string& key) { return inner_->Head(key); }
+Result<ObjectMeta> FaultInjectingStore::Head(const std::string& key) {
+  heads_.fetch_add(1);
+  return inner_->Head(key);
+}
 
 Result<std::vector<ObjectMeta>> FaultInjectingStore::List(const std::string& prefix) {
+  lists_.fetch_add(1);
   return inner_->List(prefix);
 }
 
 Result<std::vector<std::string>> FaultInjectingStore::ListChildren(const std::string& prefix) {
+  lists_.fetch_add(1);
   return inner_->ListChildren(prefix);
 }
 

@@ -3,7 +3,8 @@
 // and/or contains a substring, the first `times` matching puts after skipping `skip`, or every
 // put while a switch is on. Reads (Get, GetRange, Head, List, ListChildren) pass through
 // unchanged; Remove passes through unless FailNthRemove armed a one-shot remove failure.
-// Counters record every put attempt and every remove.
+// Counters record every put attempt, every remove and every read call by kind (tests check
+// that a path makes no store request, e.g. that reads never list).
 //
 // Rule semantics (per put, in rule insertion order): every rule whose key filter matches
 // counts the put as one of its matches; a rule is "armed" for the match numbers
@@ -44,7 +45,7 @@ struct PutFault {
   Status error = Status::IOError("injected fault");
 };
 
-/// Put and remove counters since construction or ResetCounters().
+/// Put, remove and read counters since construction or ResetCounters().
 struct FaultInjectingStats {
   uint64_t puts = 0;              // Put + PutIfAbsent calls
   uint64_t puts_failed = 0;       // calls that returned an error (injected or from the inner store)
@@ -52,6 +53,10 @@ struct FaultInjectingStats {
   uint64_t puts_delayed = 0;      // calls that were delayed or held by a rule
   uint64_t removes = 0;           // Remove calls
   uint64_t removes_injected = 0;  // Remove calls that returned an injected error
+  uint64_t gets = 0;              // Get calls
+  uint64_t get_ranges = 0;        // GetRange calls
+  uint64_t heads = 0;             // Head calls
+  uint64_t lists = 0;             // List + ListChildren calls
 };
 
 class FaultInjectingStore final : public ObjectStore {
@@ -135,6 +140,7 @@ class FaultInjectingStore final : public ObjectStore {
   std::atomic<int> held_{0};
   std::atomic<uint64_t> puts_{0}, puts_failed_{0}, puts_injected_{0}, puts_delayed_{0};
   std::atomic<uint64_t> removes_{0}, removes_injected_{0};
+  std::atomic<uint64_t> gets_{0}, get_ranges_{0}, heads_{0}, lists_{0};
 };
 
 }  // namespace strata::io

@@ -57,6 +57,8 @@ export class StrataServer {
    * @param {number} [opts.startTimeoutMs] how long to wait for the listening line (default 30 s)
    * @param {boolean} [opts.keepPort] restarts listen on the port of the first start (a client
    *   that must find the server again after a restart, e.g. the console in a browser)
+   * @param {"local"|"s3"} [opts.store] where the data lives: "s3" = the bucket of the
+   *   environment (STRATA_S3_*), "local" = the data directory; default STRATA_E2E_STORE
    */
   constructor(opts = {}) {
     this.bin = strataBin(opts.bin);
@@ -65,6 +67,7 @@ export class StrataServer {
     this.extraArgs = opts.extraArgs || [];
     this.startTimeoutMs = opts.startTimeoutMs ?? 30000;
     this.keepPort = !!opts.keepPort;
+    this.store = opts.store ?? (process.env.STRATA_E2E_STORE === "s3" ? "s3" : "local");
     this.child = null;
     this.port = 0;
     this.url = null;
@@ -91,13 +94,13 @@ export class StrataServer {
     this.stdout = "";
     this.exitInfo = null;
     const args = ["serve", "--data", this.dataDir, "--port", String(this.keepPort ? this.port : 0), "--host", "127.0.0.1", ...this.extraArgs];
-    // STRATA_E2E_STORE=s3 (make test-s3): the data lives in the S3 bucket of the environment
-    // (STRATA_S3_*), under a prefix named after the data directory, so a restart on the same
-    // dataDir finds the same tables.
-    if (process.env.STRATA_E2E_STORE === "s3") {
+    // store "s3" (STRATA_E2E_STORE=s3 in make test-s3): the data lives in the S3 bucket of the
+    // environment (STRATA_S3_*), under a prefix named after the data directory, so a restart on
+    // the same dataDir finds the same tables.
+    if (this.store === "s3") {
       const bucket = process.env.STRATA_S3_BUCKET;
       if (!bucket || !process.env.STRATA_S3_ENDPOINT) {
-        throw new Error("STRATA_E2E_STORE=s3 needs STRATA_S3_ENDPOINT and STRATA_S3_BUCKET");
+        throw new Error("an S3 store needs STRATA_S3_ENDPOINT and STRATA_S3_BUCKET");
       }
       args.push("--store", `s3://${bucket}/e2e/${path.basename(this.dataDir)}`);
     }
