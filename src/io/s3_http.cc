@@ -46,6 +46,7 @@ size_t OnHeader(char* data, size_t size, size_t nmemb, void* user) {
     r->content_length = -1;
     r->last_modified.clear();
     r->content_range.clear();
+    r->etag.clear();
   } else if (HeaderIs(line, "content-length", &v)) {
     int64_t n = -1;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -54,6 +55,8 @@ size_t OnHeader(char* data, size_t size, size_t nmemb, void* user) {
     r->last_modified = std::string(v);
   } else if (HeaderIs(line, "content-range", &v)) {
     r->content_range = std::string(v);
+  } else if (HeaderIs(line, "etag", &v)) {
+    r->etag = std::string(v);
   }
   return size * nmemb;
 }
@@ -120,10 +123,10 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) {
   Exchange ex{&response};
   char errbuf[CURL_ERROR_SIZE] = {0};
   curl_slist* headers = nullptr;
-  // A PUT signs its payload's SHA-256, so the store rejects a body damaged or cut in transit
-  // (400 XAmzContentSHA256Mismatch); requests without a body need no payload hash.
-  const std::string payload_hash =
-      request.method == "PUT" ? Sha256Hex(request.body) : "UNSIGNED-PAYLOAD";
+  // A PUT or POST signs its payload's SHA-256, so the store rejects a body damaged or cut in
+  // transit (400 XAmzContentSHA256Mismatch); requests without a body need no payload hash.
+  const bool has_body = request.method == "PUT" || request.method == "POST";
+  const std::string payload_hash = has_body ? Sha256Hex(request.body) : "UNSIGNED-PAYLOAD";
   headers = curl_slist_append(headers, ("x-amz-content-sha256: " + payload_hash).c_str());
   if (!config_.session_token.empty()) {
     headers =
@@ -151,9 +154,9 @@ HttpResponse HttpClient::Perform(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_HEADERDATA, &ex);
   if (request.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else if (request.method == "PUT") {
+  } else if (has_body) {
     headers = curl_slist_append(headers, "Content-Type: application/octet-stream");
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(request.body.size()));
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.empty() ? "" : request.body.data());

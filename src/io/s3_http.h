@@ -21,10 +21,10 @@
 namespace strata::io::s3 {
 
 struct HttpRequest {
-  std::string method = "GET";        // GET, PUT, HEAD or DELETE
+  std::string method = "GET";        // GET, PUT, POST, HEAD or DELETE
   std::string url;                   // fully encoded, query canonical
   std::vector<std::string> headers;  // extra "Name: value" lines (signed by curl)
-  std::string_view body;             // PUT only
+  std::string_view body;             // PUT and POST only (its SHA-256 is signed)
 };
 
 struct HttpResponse {
@@ -39,6 +39,7 @@ struct HttpResponse {
   int64_t content_length = -1;  // Content-Length header of the final response; -1 if absent
   std::string last_modified;    // Last-Modified header
   std::string content_range;    // Content-Range header
+  std::string etag;             // ETag header, quotes included (multipart parts)
   long new_connections = 0;     // TCP connections this exchange had to open (0 when reused)
 };
 

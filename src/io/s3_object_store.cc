@@ -192,6 +192,9 @@ HttpResponse S3ObjectStore::SendIdempotent(const HttpRequest& request, const std
 
 Status S3ObjectStore::Put(const std::string& key, std::string_view data) {
   STRATA_RETURN_IF_ERROR(ValidateKey(key));
+  if (static_cast<int64_t>(data.size()) > options_.max_single_put_bytes) {
+    return PutMultipart(key, data, /*if_absent=*/false);
+  }
   HttpRequest req;
   req.method = "PUT";
   req.url = ObjectUrl(key);
@@ -203,6 +206,9 @@ Status S3ObjectStore::Put(const std::string& key, std::string_view data) {
 
 Status S3ObjectStore::PutIfAbsent(const std::string& key, std::string_view data) {
   STRATA_RETURN_IF_ERROR(ValidateKey(key));
+  if (static_cast<int64_t>(data.size()) > options_.max_single_put_bytes) {
+    return PutMultipart(key, data, /*if_absent=*/true);
+  }
   HttpRequest req;
   req.method = "PUT";
   req.url = ObjectUrl(key);
@@ -253,6 +259,104 @@ Status S3ObjectStore::PutIfAbsent(const std::string& key, std::string_view data)
                                                ? " (no definite outcome after " + n +
                                                      " attempts: an earlier attempt may still land)"
                                                : " (nothing written after " + n + " attempts)"));
+}
+
+void S3ObjectStore::AbortMultipart(const std::string& key, const std::string& upload_id) {
+  HttpRequest req;
+  req.method = "DELETE";
+  req.url = ObjectUrl(key) + "?" + s3::CanonicalQuery({{"uploadId", upload_id}});
+  HttpResponse r = SendIdempotent(req, key);
+  if (!Is2xx(r) && !(r.curl_code == 0 && r.status == 404)) {
+    (void)HttpError("abort multipart upload", key, r);  // best effort (header comment)
+  }
+}
+
+Status S3ObjectStore::PutMultipart(const std::string& key, std::string_view data, bool if_absent) {
+  const char* op = if_absent ? "multipart PUT-if-absent" : "multipart PUT";
+  const int64_t part = std::max<int64_t>(options_.multipart_part_bytes, 1);
+  const int64_t size = static_cast<int64_t>(data.size());
+  const int64_t parts = (size + part - 1) / part;
+  if (parts > 10000) {
+    return Status::Invalid("S3 " + std::string(op) + " '" + key + "': " + std::to_string(size) +
+                           " bytes need " + std::to_string(parts) +
+                           " parts; S3 allows 10,000 (raise multipart_part_bytes)");
+  }
+  if (if_absent) {
+    auto head = Head(key);
+    if (head.ok()) {
+      return Status::AlreadyExists("S3 " + std::string(op) + " '" + key + "': key taken");
+    }
+    if (!head.status().IsNotFound()) return head.status();
+  }
+  // 1. Create the upload. A retry after a lost answer may leave an unused upload behind (no
+  // object; parts are what cost storage, and it has none).
+  HttpRequest init;
+  init.method = "POST";
+  init.url = ObjectUrl(key) + "?" + s3::CanonicalQuery({{"uploads", ""}});
+  HttpResponse r = SendIdempotent(init, key);
+  if (!Is2xx(r)) return HttpError(std::string(op) + " (create)", key, r);
+  auto id_text = s3::XmlElement(r.body, "UploadId");
+  if (!id_text.has_value() || id_text->empty()) {
+    return Status::IOError("S3 " + std::string(op) + " '" + key +
+                           "': CreateMultipartUpload answered no UploadId");
+  }
+  STRATA_ASSIGN_OR_RETURN(const std::string upload_id, s3::XmlUnescape(*id_text));
+  // 2. The parts (idempotent: a part re-sent replaces itself).
+  std::string complete = "<CompleteMultipartUpload>";
+  for (int64_t i = 0; i < parts; ++i) {
+    HttpRequest put;
+    put.method = "PUT";
+    put.url = ObjectUrl(key) + "?" +
+              s3::CanonicalQuery({{"partNumber", std::to_string(i + 1)}, {"uploadId", upload_id}});
+    put.body = data.substr(static_cast<size_t>(i * part),
+                           static_cast<size_t>(std::min(part, size - i * part)));
+    r = SendIdempotent(put, key);
+    if (!Is2xx(r) || r.etag.empty()) {
+      Status st =
+          Is2xx(r) ? Status::IOError("S3 " + std::string(op) + " '" + key + "': part " +
+                                     std::to_string(i + 1) + " answered no ETag")
+                   : HttpError(std::string(op) + " (part " + std::to_string(i + 1) + ")", key, r);
+      AbortMultipart(key, upload_id);
+      return st;
+    }
+    complete += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + r.etag +
+                "</ETag></Part>";
+  }
+  complete += "</CompleteMultipartUpload>";
+  // 3. Complete. S3 may answer 200 with an <Error> body (the failure came after the headers);
+  // a complete whose answer was lost is re-sent: a finished upload answers 404 NoSuchUpload,
+  // then the stored size tells whether this upload made the object.
+  HttpRequest fin;
+  fin.method = "POST";
+  fin.url = ObjectUrl(key) + "?" + s3::CanonicalQuery({{"uploadId", upload_id}});
+  if (if_absent) fin.headers.push_back("If-None-Match: *");
+  fin.body = complete;
+  bool maybe_done = false;
+  for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    if (attempt > 0) Backoff(attempt - 1);
+    r = Send(fin, key);
+    const bool error_body = Is2xx(r) && !s3::ErrorSummary(r.body).empty();
+    if (Is2xx(r) && !error_body) return Status::OK();
+    if (r.curl_code == 0 && r.status == 412) {
+      AbortMultipart(key, upload_id);
+      return Status::AlreadyExists("S3 " + std::string(op) + " '" + key +
+                                   "' -> HTTP 412: key taken");
+    }
+    if (r.curl_code == 0 && r.status == 404 && maybe_done) {
+      auto head = Head(key);
+      if (head.ok() && head->size == size) return Status::OK();
+      return Status::IOError("S3 " + std::string(op) + " '" + key +
+                             "': the upload vanished after a complete with an unknown outcome");
+    }
+    if (!error_body && !Transient(r)) {
+      AbortMultipart(key, upload_id);
+      return HttpError(std::string(op) + " (complete)", key, r);
+    }
+    maybe_done = maybe_done || (!error_body && !r.not_sent);
+  }
+  Status st = HttpError(std::string(op) + " (complete)", key, r);
+  if (!maybe_done) AbortMultipart(key, upload_id);
+  return st;
 }
 
 Result<std::string> S3ObjectStore::GetImpl(const std::string& key, int64_t offset, int64_t length) {

@@ -31,6 +31,16 @@
 // re-sent; the same bytes -> OK (this writer's put landed, or another writer stored identical
 // bytes, which readers cannot tell apart); other bytes -> AlreadyExists.
 //
+// Large objects: a put above max_single_put_bytes (default 5 GiB, S3's limit for one PUT) is a
+// multipart upload (CreateMultipartUpload, UploadPart of multipart_part_bytes each, retried per
+// part, CompleteMultipartUpload; AbortMultipartUpload when a step fails for good). A
+// PutIfAbsent that large first checks HEAD (AlreadyExists when the key is taken) and sends
+// "If-None-Match: *" with the complete, which AWS S3 evaluates atomically; Ceph radosgw 16.2
+// ignores it there (measured: the complete overwrote an existing key), so on radosgw a
+// put-if-absent above the limit is only as safe as its key is unique. Strata's fencing objects
+// (manifests, WAL entries) are far below the limit; large objects (SSTable data, base
+// fragments, index checkpoints) have random names.
+//
 // RenamePrefix: NotSupported (the default). S3 has no atomic multi-object move; a table rename
 // on S3 needs a catalog-level indirection.
 //
@@ -62,6 +72,11 @@ struct S3Options {
   int retry_base_ms = 25;
   int retry_max_ms = 2000;
   int list_page_size = 1000;  // max-keys per ListObjectsV2 request (tests use small pages)
+  /// Puts above this many bytes are multipart uploads (S3 refuses a single PUT over 5 GiB).
+  int64_t max_single_put_bytes = int64_t{5} << 30;
+  /// Part size of a multipart upload (S3: at least 5 MiB except the last part; at most 10,000
+  /// parts, so objects up to 640 GB at the default).
+  int64_t multipart_part_bytes = int64_t{64} << 20;
   long connect_timeout_ms = 3000;
   long stall_timeout_s = 20;
   long total_timeout_ms = 120'000;
@@ -119,6 +134,11 @@ class S3ObjectStore : public ObjectStore {
   s3::HttpResponse SendIdempotent(const s3::HttpRequest& request, const std::string& key);
   void Backoff(int attempt) const;
   Result<std::string> GetImpl(const std::string& key, int64_t offset, int64_t length);
+  /// The multipart upload of a put above max_single_put_bytes (see the header comment).
+  Status PutMultipart(const std::string& key, std::string_view data, bool if_absent);
+  /// Aborts upload `upload_id` of `key` (best effort: a failure leaves parts that a bucket
+  /// lifecycle rule or a later abort removes).
+  void AbortMultipart(const std::string& key, const std::string& upload_id);
   Result<s3::ListPage> ListPageOf(const std::string& full_prefix, const std::string& delimiter,
                                   const std::string& token);
 
