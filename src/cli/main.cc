@@ -256,6 +256,14 @@ int main(int argc, char** argv) {
                    "retrying with a backoff doubling from 250 ms up to this")
       ->check(CLI::Range(int64_t{250}, int64_t{1} << 30))
       ->capture_default_str();
+  int64_t owner_check_ms = opts.recovery.owner_check.count();
+  serve
+      ->add_option("--owner-check-ms", owner_check_ms,
+                   "How often each table's shard writer checks that no other server took over "
+                   "its shard (one manifest read); a server found fenced answers 409 to writes "
+                   "and 503 on /readyz. 0 = only a write finds out")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
   bool no_background_compaction = false;
   serve->add_flag("--no-background-compaction", no_background_compaction,
                   "Compact only on POST /v1/table/{name}/compact/");
@@ -272,6 +280,7 @@ int main(int argc, char** argv) {
   shard.max_memtable_age = std::chrono::milliseconds(max_memtable_age_ms);
   shard.write_stall_timeout = std::chrono::milliseconds(write_stall_timeout_ms);
   opts.recovery.max_backoff = std::chrono::milliseconds(recovery_max_backoff_ms);
+  opts.recovery.owner_check = std::chrono::milliseconds(owner_check_ms);
 
   if (serve->parsed()) {
     // Defaults follow a raised --compaction-l0-count; explicit values are checked below.

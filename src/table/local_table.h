@@ -186,6 +186,9 @@ class LocalTable : public Table {
   void NoteCommit();
   /// Backoff and counters of RecoverWriter (internally locked).
   RecoveryBackoff recovery_;
+  /// When Supervise next checks that the shard writer still owns its shard (owner_check).
+  /// Touched only by the supervisor thread (Supervise), so no lock.
+  RecoveryBackoff::Clock::time_point next_owner_check_{};
   /// Highest shard writer epoch a reopen attempt may have claimed (guarded by write_mu_,
   /// held exclusively by RecoverWriter): a failed attempt leaves its claim behind, which is
   /// not another server's.

@@ -82,6 +82,26 @@ void LocalTable::Supervise(RecoveryBackoff::Clock::time_point now, const Recover
     health = shard_->health();
     shard_id = shard_->shard_id();
   }
+  if (health.ok() && options.owner_check.count() > 0 && now >= next_owner_check_) {
+    // Fencing found without a write: another server claimed the shard (a second server on the
+    // same bucket, or one started with --no-data-dir-lock). CheckOwner makes the writer
+    // FENCED (sticky) when the newest manifest names another epoch.
+    next_owner_check_ = now + options.owner_check;
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (!dropped_) {
+      Status owner = shard_->CheckOwner();
+      if (owner.code() == StatusCode::kFenced) {
+        spdlog::error(
+            "table '{}': another server took over this table's writes ({}); this server is "
+            "fenced: its writes answer 409, /readyz 503, and its reads may be stale until it "
+            "restarts",
+            name_, owner.message());
+        health = owner;
+      } else if (!owner.ok()) {
+        spdlog::debug("table '{}': owner check failed: {}", name_, owner.ToString());
+      }
+    }
+  }
   if (health.code() != StatusCode::kWriterPoisoned || !options.enabled) {
     recovery_.Healthy();
     return;

@@ -47,6 +47,11 @@ struct RecoveryOptions {
   std::chrono::milliseconds poll{200};             // the supervisor's tick
   std::chrono::milliseconds initial_backoff{250};  // wait after the first failed attempt
   std::chrono::milliseconds max_backoff{8000};     // cap of the doubling backoff
+  /// How often an open shard writer checks that it still owns its shard (one read of the
+  /// shard's newest manifest): another server that claimed the shard fences this one within
+  /// this time, even while no write arrives (409 `fenced`, /readyz 503). 0: only a write or a
+  /// compaction finds out.
+  std::chrono::milliseconds owner_check{5000};
 };
 
 /// The backoff and counters of one table's writer recovery.

@@ -326,6 +326,45 @@ TEST(StorageFailure, PoisonedWriterWhoseShardAnotherServerClaimedBecomesFenced) 
   EXPECT_EQ(LiveIds(*tb).size(), 30u);
 }
 
+TEST(StorageFailure, ServerWhoseShardAnotherServerClaimedIsFencedWithoutAWrite) {
+  strata::testing::TempDir dir;
+  auto local = *io::LocalObjectStore::Open(dir.path());
+  RecoveryOptions checking = FastRecovery();
+  checking.owner_check = 50ms;
+  LocalCatalog a(local, {}, {}, checking);
+  auto ta = *a.CreateTable("default", "t", PadSchema(), {PadRows(0, 10, 8)}, CreateMode::kCreate);
+  std::this_thread::sleep_for(300ms);  // several owner checks while a owns the shard
+  EXPECT_EQ(State(*ta), "open");
+  // A second server claims the shard; the first one writes nothing.
+  LocalCatalog b(local, {}, {}, FastRecovery());
+  auto tb = *b.GetTable("default", "t");
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (State(*ta) != "fenced" && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(State(*ta), "fenced");
+  EXPECT_EQ(ta->Insert({PadRows(10, 10, 8)}).status().code(), StatusCode::kFenced);
+  EXPECT_EQ(LiveIds(*ta).size(), 10u);  // reads keep working (as of the fence)
+  ASSERT_TRUE(tb->Insert({PadRows(20, 10, 8)}).ok());
+  EXPECT_EQ(LiveIds(*tb).size(), 20u);
+  EXPECT_EQ(State(*tb), "open");
+}
+
+TEST(StorageFailure, WithoutOwnerChecksOnlyAWriteFindsTheFence) {
+  strata::testing::TempDir dir;
+  auto local = *io::LocalObjectStore::Open(dir.path());
+  RecoveryOptions no_checks = FastRecovery();
+  no_checks.owner_check = 0ms;
+  LocalCatalog a(local, {}, {}, no_checks);
+  auto ta = *a.CreateTable("default", "t", PadSchema(), {PadRows(0, 10, 8)}, CreateMode::kCreate);
+  LocalCatalog b(local, {}, {}, FastRecovery());
+  auto tb = *b.GetTable("default", "t");
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(State(*ta), "open");
+  EXPECT_EQ(ta->Insert({PadRows(10, 10, 8)}).status().code(), StatusCode::kFenced);
+  EXPECT_EQ(State(*ta), "fenced");
+}
+
 TEST(StorageFailure, TableThatFailsToOpenIsReportedAndOpenedInTheBackground) {
   strata::testing::TempDir dir;
   auto local = *io::LocalObjectStore::Open(dir.path());
