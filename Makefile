@@ -81,15 +81,19 @@ S3_TEST_PORT ?= 17580
 S3_TEST_MON_PORT ?= 13400
 S3_E2E_TESTS ?= lancedb sdk_complete crash query_engine indexes primary_key columns flush_load \
   pk_nulls select_appended add_columns_limits metrics s3_outage
+# The shell prefix of a recipe line that runs with a throw-away radosgw: starts s3-local in a
+# temporary directory (STRATA_S3_LOCAL_DIR), exports its S3_* / AWS_* variables, and stops it by
+# its pids on any exit.
+WITH_S3_LOCAL = set -e; dir=$$(mktemp -d /tmp/strata-s3-XXXXXX); \
+	export S3_LOCAL_PORT=$(S3_TEST_PORT) S3_LOCAL_MON_PORT=$(S3_TEST_MON_PORT); \
+	trap "$(CURDIR)/scripts/s3-local stop $$dir; rm -rf $$dir" EXIT; \
+	exports=$$($(CURDIR)/scripts/s3-local start $$dir); eval "$$exports"; \
+	export STRATA_S3_LOCAL_DIR=$$dir;
 test-s3: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target strata_tests strata
 	bash scripts/install-deps s3
-	set -e; dir=$$(mktemp -d /tmp/strata-s3-XXXXXX); \
-	export S3_LOCAL_PORT=$(S3_TEST_PORT) S3_LOCAL_MON_PORT=$(S3_TEST_MON_PORT); \
-	trap "$(CURDIR)/scripts/s3-local stop $$dir; rm -rf $$dir" EXIT; \
-	exports=$$($(CURDIR)/scripts/s3-local start $$dir); eval "$$exports"; \
-	export STRATA_S3_LOCAL_DIR=$$dir; \
+	$(WITH_S3_LOCAL) \
 	$(BUILD)/strata_tests --gtest_filter='*S3*:*ObjectStore*'; \
 	cd tests/e2e && STRATA_E2E_STORE=s3 STRATA_BIN=$(abspath $(BUILD))/strata \
 	  node --test --test-reporter=spec $(addsuffix .test.mjs,$(S3_E2E_TESTS))
@@ -104,10 +108,7 @@ bench-s3: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target strata_tests strata
 	bash scripts/install-deps s3
-	set -e; dir=$$(mktemp -d /tmp/strata-s3-XXXXXX); \
-	export S3_LOCAL_PORT=$(S3_TEST_PORT) S3_LOCAL_MON_PORT=$(S3_TEST_MON_PORT); \
-	trap "$(CURDIR)/scripts/s3-local stop $$dir; rm -rf $$dir" EXIT; \
-	exports=$$($(CURDIR)/scripts/s3-local start $$dir); eval "$$exports"; \
+	$(WITH_S3_LOCAL) \
 	node bench/s3_compare.mjs --bin $(BUILD)/strata $(BENCH_S3_ARGS); \
 	$(BUILD)/strata_tests --gtest_also_run_disabled_tests --gtest_filter='S3ObjectStore.DISABLED_LatencyReport'
 

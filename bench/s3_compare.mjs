@@ -26,6 +26,7 @@ import { pathToFileURL } from "node:url";
 import { REPO, loadClients } from "../scripts/lib/datasets.mjs";
 
 const { StrataServer } = await import(pathToFileURL(path.join(REPO, "tests/e2e/lib/server.mjs")).href);
+const { rng } = await import(pathToFileURL(path.join(REPO, "tests/e2e/lib/vectors.mjs")).href);
 
 const DIM = 128;
 const K = 10;
@@ -70,18 +71,6 @@ const schema = new arrow.Schema([
   new arrow.Field("id", new arrow.Int64(), false),
   new arrow.Field("vector", new arrow.FixedSizeList(DIM, new arrow.Field("item", new arrow.Float32(), true)), false),
 ]);
-
-/** Seeded PRNG (mulberry32): the same vectors for both systems. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Rows [first, first + n) as one Arrow table: id = row number, vector seeded by it. */
 function batch(first, n) {
