@@ -3,6 +3,7 @@
 // mem_wal/describe/ (shard state: epoch, generations, WAL positions, MemTables, SSTables,
 // MemTable indexes; the base table).
 #include <chrono>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "server/http_errors.h"
@@ -94,10 +95,13 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
   if (!t.ok()) return SendError(res, t.status());
   nlohmann::json shards = nlohmann::json::array();
   const table::WriterRecoveryInfo recovery = (*t)->RecoveryInfo();
+  int64_t memtable_bytes = 0;  // the "memory" object (the same figures as /metrics)
   for (const auto& d : (*t)->DescribeShards()) {
     nlohmann::json frozen = nlohmann::json::array();
+    memtable_bytes += d.active.bytes;
     for (const auto& f : d.frozen) {
       frozen.push_back({{"generation", f.generation}, {"rows", f.rows}, {"bytes", f.bytes}});
+      memtable_bytes += f.bytes;
     }
     nlohmann::json sstables = nlohmann::json::array();
     for (const auto& s : d.sstables) {
@@ -139,15 +143,26 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
                    {"min_free_bytes", disk->floor_bytes}, {"below_floor", disk->below},
                    {"state_age_ms", disk->since_ms},      {"writes_refused", disk->refusals}};
   }
+  // Memory of the base's indexes as built (index/{name}/stats/ base_index.memory_bytes).
+  std::map<std::string, int64_t> base_index_memory;
+  int64_t base_index_bytes = 0;
+  for (const table::IndexStatus& i : (*t)->ListIndexes()) {
+    if (!i.base) continue;
+    base_index_memory[i.spec.name] = i.base->memory_bytes;
+    base_index_bytes += i.base->memory_bytes;
+  }
+  out["memory"] = {{"memtable_bytes", memtable_bytes}, {"base_index_bytes", base_index_bytes}};
   if (auto b = (*t)->DescribeBase()) {
     nlohmann::json compacted = nlohmann::json::object();
     for (const auto& [shard, g] : b->compacted_generation) compacted[shard] = g;
     nlohmann::json indexes = nlohmann::json::array();
     for (const auto& i : b->indexes) {
+      auto mem = base_index_memory.find(i.spec.name);
       indexes.push_back({{"kind", index::IndexKindName(i.spec.kind)},
                          {"column", i.spec.column},
                          {"name", i.spec.name},
-                         {"rows_indexed", i.rows_indexed}});
+                         {"rows_indexed", i.rows_indexed},
+                         {"memory_bytes", mem == base_index_memory.end() ? 0 : mem->second}});
     }
     out["base"] = {{"version", b->version},     {"rows", b->rows},
                    {"live_rows", b->live_rows}, {"fragments", b->fragments},

@@ -232,6 +232,15 @@ TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
   auto ins =
       Post(*c, "/v1/table/t/insert/", Stream(100, 50), "application/vnd.apache.arrow.stream");
   ASSERT_TRUE(ins && ins->status == 200);
+  ASSERT_EQ(
+      Post(*c, "/v1/table/t/create_index/", R"({"column": "id", "index_type": "BTREE"})")->status,
+      200);
+  // Memory: the MemTable holds the 50 rows; no base yet.
+  auto before = Post(*c, "/v1/table/t/mem_wal/describe/", "");
+  ASSERT_TRUE(before && before->status == 200);
+  json bj = json::parse(before->body);
+  EXPECT_GE(bj["memory"]["memtable_bytes"].get<int64_t>(), 50 * 8) << before->body;
+  EXPECT_EQ(bj["memory"]["base_index_bytes"].get<int64_t>(), 0) << before->body;
   ASSERT_EQ(Post(*c, "/v1/table/t/flush/", "{}")->status, 200);
 
   auto bad = Post(*c, "/v1/table/t/compact/", "{\"timeout_ms\": -1}");
@@ -258,6 +267,11 @@ TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
   EXPECT_EQ(dj["base"]["version"].get<int64_t>(), 1);
   const std::string shard_id = dj["shards"][0]["shard_id"].get<std::string>();
   EXPECT_EQ(dj["base"]["compacted_generation"][shard_id].get<int64_t>(), 2);
+  // The base's BTree over 150 keys, in the index entry and in the table's memory figures.
+  ASSERT_EQ(dj["base"]["indexes"].size(), 1u) << d->body;
+  const int64_t btree = dj["base"]["indexes"][0]["memory_bytes"].get<int64_t>();
+  EXPECT_GE(btree, 150 * 8) << d->body;
+  EXPECT_EQ(dj["memory"]["base_index_bytes"].get<int64_t>(), btree);
 
   // Nothing left: a no-op answer.
   auto again = Post(*c, "/v1/table/t/compact/", "{}");
