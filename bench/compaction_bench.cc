@@ -4,11 +4,17 @@
 //  1. Load N rows (default 1,000,000; STRATA_COMPACTION_BENCH_ROWS) of seeded clustered 128-d
 //     vectors (1,000 centroids, sigma 0.1; id int64 primary key, HNSW l2 created first) in
 //     1,000-row batches. Every 100,000 rows: L0 count, base rows, bytes on disk, search QPS
-//     (k 10, one thread, 300 queries on one snapshot; the writer paused).
+//     (k 10, one thread, 300 queries on one snapshot; the writer paused: "just paused", with
+//     whatever L0, MemTable and background compaction the load left). At 100,000 rows and at
+//     the end of the load also "settled": flushed and compacted until no SSTable waits and no
+//     compaction runs (base only), then the same QPS. Then the idle rule alone: a few rows
+//     written and flushed, no write after: time until background compaction leaves L0 empty
+//     (CompactionOptions::idle, default 30 s).
 //  2. Upsert 10% of the ids (new vectors) and delete 5%, in 1,000-row batches.
 //  3. Flush, compact until no SSTable waits, collect garbage; bytes on disk by kind (WAL,
 //     SSTables, base data, base index checkpoints, manifests) against the same live rows loaded
-//     fresh into a new table and compacted.
+//     fresh into a new table and compacted; again after both tables closed cleanly (their
+//     base index checkpoints then cover every row, BaseTable::CloseWithCheckpoints).
 //  4. Put latency: p50/p99 of puts that overlapped a compaction against puts that did not.
 //  5. Restart: a child process (this binary, --restart DIR) opens the table and answers one
 //     search: time to first answer, then RSS.
@@ -264,6 +270,55 @@ int RestartChild(const std::string& dir) {
   return 0;
 }
 
+// Flush, then compact until no SSTable waits and no compaction runs (retrying while a
+// background one holds the work lock). False (after printing why) on an error.
+bool Settle(table::Table& t) {
+  if (Status st = t.Flush(Clock::now() + std::chrono::minutes(10)).status(); !st.ok()) {
+    std::fprintf(stderr, "flush: %s\n", st.ToString().c_str());
+    return false;
+  }
+  for (int i = 0; i < 100000; ++i) {
+    const bool waiting = !t.DescribeShards().at(0).sstables.empty();
+    const auto b = t.DescribeBase();
+    if (!waiting && !(b.has_value() && b->stats.running > 0)) return true;
+    if (waiting) {
+      auto r = t.Compact(Clock::now() + std::chrono::minutes(10));
+      if (!r.ok() && !r.status().IsAlreadyExists()) {
+        std::fprintf(stderr, "compact: %s\n", r.status().ToString().c_str());
+        return false;
+      }
+      if (r.ok() && !r->compacted_generations.empty()) continue;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::fprintf(stderr, "settle: SSTables still waiting\n");
+  return false;
+}
+
+// For a table closed cleanly (its base index checkpoints then cover every row): reopens it,
+// collects garbage (a superseded checkpoint is removed at once, base/gc.h) and closes it
+// again, so the directory holds what a closed table needs and nothing superseded.
+bool CollectClosed(const std::string& dir) {
+  auto catalog = table::Catalog::Open(dir);
+  if (!catalog.ok()) return false;
+  auto t = (*catalog)->GetTable("default", "bench");
+  if (!t.ok()) return false;
+  for (int i = 0; i < 1200; ++i) {  // the work lock is busy while the index checkpoint loads
+    auto r = (*t)->CollectGarbage();
+    if (r.ok()) return true;
+    if (!r.status().IsAlreadyExists()) {
+      std::fprintf(stderr, "gc: %s\n", r.status().ToString().c_str());
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+int64_t L0(table::Table& t) {
+  return static_cast<int64_t>(t.DescribeShards().at(0).sstables.size());
+}
+
 struct PutSample {
   double ms;
   bool during_compaction;
@@ -322,9 +377,10 @@ int main(int argc, char** argv) {
     puts.push_back({ms, before || compacting.load()});
   };
 
-  std::map<int64_t, double> qps_at;
+  std::map<int64_t, double> qps_at, settled_qps_at;
   int64_t max_l0 = 0;
   const auto load0 = Clock::now();
+  Clock::duration settling{0};  // time spent settling (not loading)
   for (int64_t first = 0; first < rows; first += kBatch) {
     std::vector<int64_t> ids;
     for (int64_t i = first; i < std::min(rows, first + kBatch); ++i) ids.push_back(i);
@@ -341,10 +397,56 @@ int main(int argc, char** argv) {
           "search %.0f q/s, load %.0f rows/s,%s\n",
           static_cast<long long>(done), static_cast<long long>(l0), static_cast<long long>(max_l0),
           static_cast<long long>(b ? b->rows : 0), static_cast<long long>(b ? b->version : 0), qps,
-          static_cast<double>(done) / std::chrono::duration<double>(Clock::now() - load0).count(),
+          static_cast<double>(done) /
+              std::chrono::duration<double>(Clock::now() - load0 - settling).count(),
           Describe(DiskBytes(dir)).c_str());
       std::fflush(stdout);
+      if (done == 100000 || done == rows) {
+        const auto s0 = Clock::now();
+        if (!Settle(*table)) return 1;
+        const double settle_s = std::chrono::duration<double>(Clock::now() - s0).count();
+        const double settled = SearchQps(*table, probe);
+        settling += Clock::now() - s0;
+        settled_qps_at[done] = settled;
+        b = table->DescribeBase();
+        std::printf(
+            "[figures] settled search QPS at %lld rows: %.0f q/s (settled in %.1f s: L0 %lld, "
+            "base rows %lld, %lld compactions)\n",
+            static_cast<long long>(done), settled, settle_s, static_cast<long long>(L0(*table)),
+            static_cast<long long>(b ? b->rows : 0), static_cast<long long>(b ? b->version : 0));
+        std::fflush(stdout);
+      }
     }
+  }
+
+  // The idle rule by itself: a few rows (upserts of existing ids) written and flushed into one
+  // SSTable, below the count trigger; then no write. The background compacts it once the
+  // table has been quiet for CompactionOptions::idle (30 s by default).
+  {
+    std::vector<int64_t> ids;
+    for (int64_t i = 0; i < std::min<int64_t>(kBatch, rows); ++i) ids.push_back(i);
+    put([&] { return table->Insert({Batch(ids, vecs)}).status(); });
+    const auto last_write = Clock::now();
+    if (!table->Flush(Clock::now() + std::chrono::minutes(10)).ok()) return 1;
+    const auto flushed = Clock::now();
+    const int64_t l0 = L0(*table);
+    const uint64_t idle0 = table->DescribeBase()->stats.idle_compactions;
+    const auto limit = std::chrono::seconds(30 + 60);  // idle + margin
+    while (L0(*table) > 0 && Clock::now() - flushed < limit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    const auto b = table->DescribeBase();
+    std::printf(
+        "[figures] idle compaction: %lld rows written, flushed to L0 %lld; L0 %lld after %.1f s "
+        "without writes (%.1f s after the flush; idle rule 30 s, waited up to %lld s), idle "
+        "compactions %llu\n",
+        static_cast<long long>(ids.size()), static_cast<long long>(l0),
+        static_cast<long long>(L0(*table)),
+        std::chrono::duration<double>(Clock::now() - last_write).count(),
+        std::chrono::duration<double>(Clock::now() - flushed).count(),
+        static_cast<long long>(limit.count()),
+        static_cast<unsigned long long>(b->stats.idle_compactions - idle0));
+    std::fflush(stdout);
   }
 
   // Upsert 10%, delete 5% (distinct random ids).
@@ -364,15 +466,7 @@ int main(int argc, char** argv) {
   watcher.join();
 
   // Settle: flush, compact until no SSTable waits (retrying while a background one runs).
-  if (!table->Flush(Clock::now() + std::chrono::minutes(10)).ok()) return 1;
-  for (int i = 0; i < 10000 && !table->DescribeShards().at(0).sstables.empty(); ++i) {
-    auto r = table->Compact(Clock::now() + std::chrono::minutes(10));
-    if (!r.ok() && !r.status().IsAlreadyExists()) {
-      std::fprintf(stderr, "compact: %s\n", r.status().ToString().c_str());
-      return 1;
-    }
-    if (!r.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  if (!Settle(*table)) return 1;
   (void)table->CollectGarbage();
   const int64_t live = table->Snapshot().num_rows;
   const auto loaded_bytes = DiskBytes(dir);
@@ -380,6 +474,8 @@ int main(int argc, char** argv) {
               static_cast<long long>(live), Describe(loaded_bytes).c_str());
 
   // The same live rows loaded fresh and compacted.
+  std::map<std::string, int64_t> fresh_closed_bytes;
+  int64_t fresh_open_total = 0;
   {
     std::filesystem::create_directories(fresh_dir);
     auto fc = std::move(table::Catalog::Open(fresh_dir)).value();
@@ -403,13 +499,10 @@ int main(int argc, char** argv) {
         }
       }
     }
-    if (!ft->Flush(Clock::now() + std::chrono::minutes(10)).ok()) return 1;
-    for (int i = 0; i < 10000 && !ft->DescribeShards().at(0).sstables.empty(); ++i) {
-      auto r = ft->Compact(Clock::now() + std::chrono::minutes(10));
-      if (!r.ok()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    if (!Settle(*ft)) return 1;
     (void)ft->CollectGarbage();
     const auto fresh_bytes = DiskBytes(fresh_dir);
+    fresh_open_total = fresh_bytes.at("total");
     std::printf("[figures] fresh table of the same %lld live rows:%s\n",
                 static_cast<long long>(ft->Snapshot().num_rows), Describe(fresh_bytes).c_str());
     std::printf(
@@ -419,6 +512,13 @@ int main(int argc, char** argv) {
             static_cast<double>(fresh_bytes.at("total")),
         static_cast<double>(loaded_bytes.at("total")) / static_cast<double>(live),
         static_cast<double>(fresh_bytes.at("total")) / static_cast<double>(live));
+    // Closed cleanly: the base index checkpoints cover every row (the loaded table is closed
+    // below, before its restart, and compared then); superseded checkpoints collected.
+    ft.reset();
+    fc.reset();
+    if (!CollectClosed(fresh_dir)) std::printf("fresh table: reopen and GC failed\n");
+    fresh_closed_bytes = DiskBytes(fresh_dir);
+    std::printf("[figures] fresh table closed cleanly:%s\n", Describe(fresh_closed_bytes).c_str());
   }
 
   std::vector<double> idle, during;
@@ -438,6 +538,17 @@ int main(int argc, char** argv) {
       "max L0 during the load %lld (target <= 5)\n",
       static_cast<long long>(qps_at.rbegin()->first), qend, q100, qend / q100,
       static_cast<long long>(max_l0));
+  if (!settled_qps_at.empty()) {
+    const double s100 = settled_qps_at.begin()->second;
+    const double send = settled_qps_at.rbegin()->second;
+    std::printf(
+        "[figures] just paused QPS at %lld / at %lld = %.2f; settled QPS at %lld / at %lld = "
+        "%.0f / %.0f = %.2f (target >= 0.9)\n",
+        static_cast<long long>(qps_at.rbegin()->first),
+        static_cast<long long>(qps_at.count(100000) ? 100000 : qps_at.begin()->first), qend / q100,
+        static_cast<long long>(settled_qps_at.rbegin()->first),
+        static_cast<long long>(settled_qps_at.begin()->first), send, s100, send / s100);
+  }
 
   {
     Vectors rp;
@@ -458,6 +569,21 @@ int main(int argc, char** argv) {
   // Restart in a child process (its RSS is its own).
   table.reset();
   catalog.reset();
+  // Closed cleanly, as the fresh table: the disk comparison with both checkpoints covering
+  // every row.
+  {
+    if (!CollectClosed(dir)) std::printf("loaded table: reopen and GC failed\n");
+    const auto loaded_closed = DiskBytes(dir);
+    std::printf("[figures] loaded table closed cleanly:%s\n", Describe(loaded_closed).c_str());
+    if (!fresh_closed_bytes.empty() && fresh_open_total > 0) {
+      std::printf(
+          "[figures] disk bytes loaded / fresh, both closed cleanly: %.3f (target <= 1.2; "
+          "open, before the close: %.3f)\n",
+          static_cast<double>(loaded_closed.at("total")) /
+              static_cast<double>(fresh_closed_bytes.at("total")),
+          static_cast<double>(loaded_bytes.at("total")) / static_cast<double>(fresh_open_total));
+    }
+  }
   {
     std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
     std::vector<char*> args = {self.data(), const_cast<char*>("--restart"),

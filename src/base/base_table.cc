@@ -392,8 +392,15 @@ void BaseTable::MaintenanceLoop() {
     }
     const bool background = options_.background;
     lock.unlock();
-    if (background && shard_ != nullptr && CompactionDue(*shard_)) {
+    // The idle rule (CompactionOptions::idle) only when no trigger fires: it takes what remains.
+    bool idle = false;
+    if (background && shard_ != nullptr &&
+        (CompactionDue(*shard_) || (idle = IdleCompactionDue(*shard_, shard::Clock::now())))) {
       auto r = Compact(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
+      if (idle && r.ok() && !r->compacted_generations.empty()) {
+        std::lock_guard<std::mutex> count(mu_);
+        ++stats_.idle_compactions;
+      }
       // Collect right away: while compaction lags, a trigger fires on every turn, and GC
       // waiting for an idle turn would keep superseded checkpoints and WAL meanwhile.
       if (r.ok() && !r->compacted_generations.empty()) run_gc();
@@ -405,6 +412,11 @@ void BaseTable::MaintenanceLoop() {
         continue;
       }
       lock.lock();
+      // An idle turn that compacted nothing (a compact/ request holds the work lock) waits
+      // for the next poll rather than asking again at once.
+      if (idle && (!r.ok() || r->compacted_generations.empty())) {
+        cv_.wait_for(lock, options_.poll_interval, [this] { return stop_; });
+      }
       continue;
     }
     if (gc_due || shard::Clock::now() - last_gc >= options_.gc_interval) run_gc();

@@ -85,6 +85,12 @@ struct CompactionOptions {
   bool background = true;
   /// How often the maintenance thread checks the triggers without being woken.
   std::chrono::milliseconds poll_interval{1000};
+  /// Idle compaction (only with `background`): once a shard has had no write (put, delete,
+  /// apply) for this long, its published uncompacted SSTables are compacted even below the
+  /// triggers above, so a quiet table converges to the base plus at most its MemTable (which
+  /// max_memtable_age flushes into an SSTable, compacted in turn) and its queries search one
+  /// graph. Checked every poll_interval. 0 disables (server flag --compaction-idle-seconds).
+  std::chrono::milliseconds idle{30000};
   /// Garbage collection (base/gc.h) by the maintenance thread: after every compaction and at
   /// least every gc_interval. false: only Table::CollectGarbage runs it.
   bool gc = true;
@@ -106,6 +112,7 @@ struct CompactionResult {
 /// Cumulative figures for metrics.
 struct BaseStats {
   uint64_t compactions = 0, compaction_failures = 0;
+  uint64_t idle_compactions = 0;  // of `compactions`, those the idle rule started
   uint64_t rows_compacted = 0, bytes_compacted = 0;
   double compaction_seconds_total = 0;
   int64_t rows = 0, live_rows = 0, fragments = 0, bytes = 0;
@@ -181,6 +188,9 @@ class BaseTable {
   WriteThrottle& throttle() const { return *throttle_; }
   /// Whether a compaction trigger fires for `shard` now.
   bool CompactionDue(const shard::ShardWriter& shard) const;
+  /// Whether the idle rule fires for `shard` at `now`: options.idle > 0, the shard is open,
+  /// holds at least one published uncompacted SSTable, and had no write for options.idle.
+  bool IdleCompactionDue(const shard::ShardWriter& shard, shard::Clock::time_point now) const;
 
   /// Replaces the index definitions: dropped ones leave the base at once; new ones are built
   /// over every base row by the maintenance thread.

@@ -35,6 +35,13 @@ bool BaseTable::CompactionDue(const shard::ShardWriter& shard) const {
          (!d.sstables.empty() && bytes >= options_.l0_trigger_bytes);
 }
 
+bool BaseTable::IdleCompactionDue(const shard::ShardWriter& shard,
+                                  shard::Clock::time_point now) const {
+  // Cheap on every poll of a quiet table: three reads under the shard's lock, no Describe.
+  if (options_.idle.count() <= 0 || now - shard.last_write() < options_.idle) return false;
+  return shard.backlog().sstables > 0 && shard.health().ok();
+}
+
 Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const CommitFn& commit,
                                             shard::Deadline deadline) {
   std::unique_lock<std::mutex> work(work_mu_, std::try_to_lock);

@@ -216,6 +216,13 @@ int main(int argc, char** argv) {
                    "Rows one compaction takes at most (whole SSTables, at least one)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
+  int64_t compaction_idle_s = compaction.idle.count() / 1000;
+  serve
+      ->add_option("--compaction-idle-seconds", compaction_idle_s,
+                   "Compact a table's remaining SSTables (below --compaction-l0-count) once it "
+                   "had no write for this long, so a quiet table searches one graph; 0 = never")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
+      ->capture_default_str();
   int64_t retain_versions_days = compaction.gc_options.retain_age.count() / 86400;
   int64_t gc_orphan_age_s = compaction.gc_options.orphan_min_age.count();
   int64_t gc_interval_s = compaction.gc_interval.count();
@@ -277,6 +284,7 @@ int main(int argc, char** argv) {
   compaction.gc_options.retain_age = std::chrono::seconds(retain_versions_days * 86400);
   compaction.gc_options.orphan_min_age = std::chrono::seconds(gc_orphan_age_s);
   compaction.gc_interval = std::chrono::seconds(gc_interval_s);
+  compaction.idle = std::chrono::seconds(compaction_idle_s);
   shard.max_memtable_age = std::chrono::milliseconds(max_memtable_age_ms);
   shard.write_stall_timeout = std::chrono::milliseconds(write_stall_timeout_ms);
   opts.recovery.max_backoff = std::chrono::milliseconds(recovery_max_backoff_ms);

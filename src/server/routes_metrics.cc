@@ -260,6 +260,9 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
   };
   base_counter("strata_compactions_total", "Compactions of SSTables into the base committed.",
                [](const base::BaseStats& b) { return b.compactions; });
+  base_counter("strata_compactions_idle_total",
+               "Of those, compactions started by the idle rule (--compaction-idle-seconds).",
+               [](const base::BaseStats& b) { return b.idle_compactions; });
   base_counter("strata_compaction_failures_total",
                "Compactions that failed (nothing committed; retried later).",
                [](const base::BaseStats& b) { return b.compaction_failures; });

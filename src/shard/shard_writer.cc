@@ -462,6 +462,7 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   std::unique_lock<std::mutex> lock(mu);
   STRATA_RETURN_IF_ERROR(CheckWritable());
   if (result.num_rows == 0) return result;
+  last_write = Clock::now();  // refused or stalled writes count: the table is not quiet
   if (!space.ok()) {
     ++stats.space_refusals;
     return space;
@@ -1141,6 +1142,11 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
   if (rows > cached_rows || (rows == cached_rows && epoch >= s.cached_epoch)) s.cached = shared;
   s.cached_epoch = std::max(s.cached_epoch, epoch);
   return shared;
+}
+
+Clock::time_point ShardWriter::last_write() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_write;
 }
 
 uint64_t ShardWriter::last_wal_position() const {

@@ -334,6 +334,9 @@ class ShardWriter {
   Result<std::shared_ptr<const ShardSnapshot>> Snapshot() const;
   /// Newest WAL position whose rows are visible (0 = none).
   uint64_t last_wal_position() const;
+  /// When a put, delete or apply with rows last reached this writer (accepted or not), or
+  /// when it opened. Idle compaction (base::BaseTable::IdleCompactionDue) reads it.
+  Clock::time_point last_write() const;
 
   ShardDescription Describe() const;
   /// What waits for compaction: published uncompacted SSTables and frozen MemTables, the

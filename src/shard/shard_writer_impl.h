@@ -64,6 +64,9 @@ struct ShardWriter::Impl {
   Status sticky;                      // guarded by mu: Fenced / WriterPoisoned
   /// When the writer opened, or `sticky` was set (describe's state_age_ms).
   std::chrono::steady_clock::time_point state_since = std::chrono::steady_clock::now();  // mu
+  /// When a write with rows last reached the writer (or the writer opened): idle compaction
+  /// (base::BaseTable::IdleCompactionDue) waits for a quiet shard.
+  std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();  // mu
   bool closed = false;             // guarded by mu
   uint64_t next_rowid = 0;         // guarded by mu
   ShardWriterStats stats;          // guarded by mu

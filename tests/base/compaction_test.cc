@@ -550,5 +550,125 @@ TEST(Compaction, CleanCloseCheckpointsUncoveredIndexRows) {
   EXPECT_EQ(manifest->base().indexes(0).rows(), 5000);
 }
 
+// Polls `done` every 20 ms until it holds or `limit` passes (generous: a loaded 2-core machine).
+template <class F>
+bool Eventually(F done, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = shard::Clock::now() + limit;
+  while (!done()) {
+    if (shard::Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+CompactionOptions IdleOptions(std::chrono::milliseconds idle) {
+  CompactionOptions co = Fixture::Manual();
+  co.background = true;
+  co.l0_trigger_count = 4;
+  co.poll_interval = std::chrono::milliseconds(20);
+  co.idle = idle;
+  return co;
+}
+
+base::BaseStats Stats(table::Table& t) { return t.DescribeBase()->stats; }
+
+// Two SSTables, below the trigger of 4, then no write: the idle rule compacts both, every row
+// is read exactly once (before and after a reopen), and nothing is compacted again after.
+TEST(Compaction, IdleTableCompactsSSTablesBelowTheTrigger) {
+  Fixture f;
+  ASSERT_NO_FATAL_FAILURE(f.Open(true, IdleOptions(std::chrono::seconds(1))));
+  Model m;
+  f.Put(Range(0, 300), 0, &m);
+  f.Flush();
+  f.Put(Range(100, 400), 1, &m);
+  f.Delete(Range(0, 50), &m);
+  f.Flush();
+  // L0 empties at the install, inside Compact; the idle count follows once it returns.
+  ASSERT_TRUE(Eventually([&] { return f.L0() == 0 && Stats(*f.table).idle_compactions >= 1; }))
+      << "L0 " << f.L0();
+  const base::BaseStats after = Stats(*f.table);
+  EXPECT_EQ(after.idle_compactions, after.compactions);  // the trigger (4) never fired
+  EXPECT_EQ(m.size(), 350u);
+  EXPECT_EQ(Read(*f.table), m);
+  EXPECT_EQ(f.table->DescribeBase()->live_rows, 350);
+  // Nothing left to compact: no further compaction however long the table stays idle.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  EXPECT_EQ(Stats(*f.table).compactions, after.compactions);
+  EXPECT_EQ(Stats(*f.table).compaction_failures, 0u);
+  ASSERT_NO_FATAL_FAILURE(f.Open(false, Fixture::Manual()));
+  EXPECT_EQ(f.L0(), 0u);
+  EXPECT_EQ(Read(*f.table), m);
+}
+
+// A writer putting every 100 ms keeps the table from being idle: two SSTables stay until two
+// more reach the trigger; once the writer stops, the idle rule takes the last one.
+TEST(Compaction, IdleRuleWaitsWhileWritesContinue) {
+  Fixture f;
+  // 3 s of idleness (a 100 ms writer is never that quiet, even with slow fsyncs on a loaded
+  // machine); watched for 4 s.
+  ASSERT_NO_FATAL_FAILURE(f.Open(true, IdleOptions(std::chrono::seconds(3))));
+  Model m;
+  f.Put(Range(0, 200), 0, &m);
+  std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};
+  Model writer_model;  // the writer's own keys (>= 1000), read after join
+  std::thread writer([&] {
+    for (int64_t i = 0; !stop.load(); ++i) {
+      if (!f.table->Insert({Rows({1000 + i % 500}, i)}).ok()) {
+        failed = true;
+        return;
+      }
+      writer_model[1000 + i % 500] = i;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  struct Joiner {  // a failed ASSERT below returns: stop and join the writer first
+    std::atomic<bool>& stop;
+    std::thread& t;
+    ~Joiner() {
+      stop = true;
+      if (t.joinable()) t.join();
+    }
+  } joiner{stop, writer};
+  f.Flush();
+  f.Put(Range(200, 400), 1, &m);
+  f.Flush();
+  for (int i = 0; i < 40; ++i) {  // 4 s
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(f.L0(), 2u) << "after " << i * 100 << " ms";
+  }
+  EXPECT_EQ(Stats(*f.table).compactions, 0u);
+  f.Put(Range(400, 450), 2, &m);  // rows of our own: no flush finds the MemTable empty
+  f.Flush();
+  f.Put(Range(450, 500), 3, &m);
+  f.Flush();  // the fourth SSTable: the count trigger fires
+  ASSERT_TRUE(Eventually([&] { return Stats(*f.table).compactions >= 1; }));
+  EXPECT_EQ(Stats(*f.table).idle_compactions, 0u);
+  stop = true;
+  writer.join();
+  ASSERT_FALSE(failed.load());
+  for (const auto& [k, v] : writer_model) m[k] = v;
+  f.Put(Range(500, 510), 4, &m);
+  f.Flush();  // with the writer's last rows: an SSTable below the trigger
+  ASSERT_TRUE(Eventually([&] { return f.L0() == 0 && Stats(*f.table).idle_compactions >= 1; }))
+      << "L0 " << f.L0() << ", idle compactions " << Stats(*f.table).idle_compactions;
+  EXPECT_EQ(Read(*f.table), m);
+}
+
+// idle = 0 disables the rule: SSTables below the trigger stay.
+TEST(Compaction, IdleZeroDisablesIdleCompaction) {
+  Fixture f;
+  ASSERT_NO_FATAL_FAILURE(f.Open(true, IdleOptions(std::chrono::milliseconds(0))));
+  Model m;
+  f.Put(Range(0, 100), 0, &m);
+  f.Flush();
+  f.Put(Range(50, 150), 1, &m);
+  f.Flush();
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // 100 polls
+  EXPECT_EQ(f.L0(), 2u);
+  EXPECT_EQ(Stats(*f.table).compactions, 0u);
+  EXPECT_EQ(Read(*f.table), m);
+}
+
 }  // namespace
 }  // namespace strata::base

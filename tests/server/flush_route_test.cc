@@ -282,6 +282,9 @@ TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
   ASSERT_TRUE(m && m->status == 200);
   EXPECT_NE(m->body.find("strata_compactions_total{database=\"default\",table=\"t\"} 1"),
             std::string::npos);
+  // compact/ ran it, not the idle rule.
+  EXPECT_NE(m->body.find("strata_compactions_idle_total{database=\"default\",table=\"t\"} 0"),
+            std::string::npos);
   EXPECT_NE(m->body.find("strata_base_rows{database=\"default\",table=\"t\"} 150"),
             std::string::npos);
 
