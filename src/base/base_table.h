@@ -155,7 +155,7 @@ class BaseTable {
   using GcFn = std::function<Result<GcStats>()>;
 
   /// Opens the base described by `manifest_base` (fragments and deletion vectors are read now;
-  /// indexes by the maintenance thread). `storage_schema` / `key_columns` as the shard's
+  /// indexes by the index builder thread). `storage_schema` / `key_columns` as the shard's
   /// storage layout. Errors: NotFound / Corruption naming the file; IOError.
   static Result<std::shared_ptr<BaseTable>> Open(std::shared_ptr<io::ObjectStore> store,
                                                  std::string table_prefix,
