@@ -13,9 +13,11 @@
 // Retraining (NeedsRetrain): an IVF index is trained on the rows of the base at the time; once
 // the base holds kRetrainGrowth (4) times as many rows as it was trained on, its partitions no
 // longer fit the data (their count was chosen for a quarter of the rows, and the centroids
-// only saw those rows), so the maintenance thread trains a new one over every row and swaps it
-// in; until then the old one keeps growing with each compaction. Retraining at 4x growth
-// keeps the total training + re-adding work O(rows) (a geometric series).
+// only saw those rows), so the index builder thread (base_table.h "Index builds") trains a new
+// one over a snapshot of every row, off the compaction lock, catches it up on the rows
+// compacted meanwhile and swaps it in; until then the old one keeps serving and growing with
+// each compaction. A compaction never calls MakeBaseIndex for an IVF definition. Retraining
+// at 4x growth keeps the total training + re-adding work O(rows) (a geometric series).
 //
 // Thread-safety: pure functions over immutable batches.
 #pragma once

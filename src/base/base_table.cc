@@ -1,5 +1,5 @@
-// BaseTable: open, index maintenance and the maintenance thread (compaction itself is in
-// compaction.cc). See base_table.h.
+// BaseTable: open, checkpoints and the maintenance thread (compaction itself is in
+// compaction.cc, index builds in base_index_builder.cc). See base_table.h.
 #include "base/base_table.h"
 
 #include "base/base_index_build.h"
@@ -91,24 +91,28 @@ format::BaseTable BaseTable::state() const {
 
 void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcFn gc) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (thread_.joinable() || stop_) return;
+  if (thread_.joinable() || builder_.joinable() || stop_) return;
   shard_ = shard;
   commit_ = std::move(commit);
   gc_ = std::move(gc);
   thread_ = std::thread([this] { MaintenanceLoop(); });
+  builder_ = std::thread([this] { IndexBuilderLoop(); });
 }
 
 void BaseTable::Stop() {
   // Callers may race (Drop on two threads, Drop and Overwrite): one joins, the others wait for
   // it here, so every caller returns only once the thread has ended.
   std::lock_guard<std::mutex> stopping(stop_mu_);
-  std::thread thread;
+  std::thread thread, builder;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
     cv_.notify_all();
     thread = std::move(thread_);
+    builder = std::move(builder_);
   }
+  // The builder checks stop_ between batches (a k-means training in progress finishes first).
+  if (builder.joinable()) builder.join();
   if (thread.joinable()) thread.join();
   // A compaction running on another thread (compact/) finishes before Stop returns.
   std::lock_guard<std::mutex> work(work_mu_);
@@ -147,12 +151,16 @@ void BaseTable::Notify() {
 }
 
 void BaseTable::SetIndexes(std::vector<index::IndexSpec> specs) {
+  {
+    // specs_ first, then the indexes: an index builder installing a definition dropped here
+    // either sees it gone from specs_ or has installed before RetainIndexes drops it.
+    std::lock_guard<std::mutex> lock(mu_);
+    specs_ = specs;
+    index_work_ = true;
+    wake_ = true;
+    cv_.notify_all();
+  }
   source_->RetainIndexes(specs);
-  std::lock_guard<std::mutex> lock(mu_);
-  specs_ = std::move(specs);
-  index_work_ = true;
-  wake_ = true;
-  cv_.notify_all();
 }
 
 std::vector<BaseIndexInfo> BaseTable::Indexes() const {
@@ -201,7 +209,30 @@ Status BaseTable::WaitIndexesReady(shard::Deadline deadline) {
   return Status::OK();
 }
 
-void BaseTable::Checkpoint(const index::ColumnIndex& idx, int64_t rows) {
+format::BaseIndexCheckpoint BaseTable::WriteCheckpoint(const index::ColumnIndex& idx,
+                                                       int64_t rows) {
+  format::BaseIndexCheckpoint c;
+  auto bytes = idx.Serialize();
+  if (!bytes.ok()) {
+    spdlog::warn("base index '{}': checkpoint not written: {}", idx.spec().name,
+                 bytes.status().ToString());
+    return c;
+  }
+  const std::string rel = "_indices/" + idx.spec().uuid + "/" + format::RandomHex(16) + ".idx";
+  if (Status st = store_->PutIfAbsent(table_prefix_ + "/" + rel, *bytes); !st.ok()) {
+    spdlog::warn("base index '{}': checkpoint not written: {}", idx.spec().name, st.ToString());
+    return c;
+  }
+  c.set_name(idx.spec().name);
+  c.set_uuid(idx.spec().uuid);
+  c.set_path(rel);
+  c.set_rows(rows);
+  c.set_bytes(static_cast<int64_t>(bytes->size()));
+  return c;
+}
+
+void BaseTable::CommitCheckpoint(const format::BaseIndexCheckpoint& c) {
+  if (c.path().empty()) return;
   CommitFn commit;
   format::BaseTable next;
   {
@@ -209,134 +240,31 @@ void BaseTable::Checkpoint(const index::ColumnIndex& idx, int64_t rows) {
     commit = commit_;
     next = state_;
   }
-  if (commit == nullptr) return;
-  auto bytes = idx.Serialize();
-  if (!bytes.ok()) return;
-  const std::string rel = "_indices/" + idx.spec().uuid + "/" + format::RandomHex(16) + ".idx";
-  if (Status st = store_->PutIfAbsent(table_prefix_ + "/" + rel, *bytes); !st.ok()) {
-    spdlog::warn("base index '{}': checkpoint not written: {}", idx.spec().name, st.ToString());
-    return;
+  Status st = Status::Invalid("no commit step (maintenance not started)");
+  if (commit != nullptr) {
+    format::BaseIndexCheckpoint* slot = nullptr;
+    for (int i = 0; i < next.indexes_size(); ++i) {
+      if (next.indexes(i).name() == c.name()) slot = next.mutable_indexes(i);
+    }
+    if (slot == nullptr) slot = next.add_indexes();
+    *slot = c;
+    st = commit(next, [] { return Status::OK(); });
   }
-  format::BaseIndexCheckpoint* c = nullptr;
-  for (int i = 0; i < next.indexes_size(); ++i) {
-    if (next.indexes(i).name() == idx.spec().name) c = next.mutable_indexes(i);
-  }
-  if (c == nullptr) c = next.add_indexes();
-  c->set_name(idx.spec().name);
-  c->set_uuid(idx.spec().uuid);
-  c->set_path(rel);
-  c->set_rows(rows);
-  c->set_bytes(static_cast<int64_t>(bytes->size()));
-  Status st = commit(next, [] { return Status::OK(); });
   if (!st.ok()) {
-    spdlog::warn("base index '{}': checkpoint not committed: {}", idx.spec().name, st.ToString());
-    if (st.code() != StatusCode::kInternal) (void)store_->Remove(table_prefix_ + "/" + rel);
+    spdlog::warn("base index '{}': checkpoint not committed: {}", c.name(), st.ToString());
+    if (st.code() != StatusCode::kInternal) (void)store_->Remove(table_prefix_ + "/" + c.path());
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);
   state_ = next;
 }
 
-bool BaseTable::BuildMissingIndexes() {
-  std::vector<index::IndexSpec> specs;
-  format::BaseTable state;
+void BaseTable::Checkpoint(const index::ColumnIndex& idx, int64_t rows) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    specs = specs_;
-    state = state_;
+    if (commit_ == nullptr) return;
   }
-  // Nothing to build (every definition has a complete index, or the base is empty): do not
-  // take the work lock, so a compaction started meanwhile is not refused as busy.
-  auto complete = [&] {
-    const int64_t rows = source_->rows();
-    if (rows == 0) return true;
-    const auto built = source_->indexes();
-    for (const auto& spec : specs) {
-      bool have = false;
-      for (const auto& i : built) {
-        have |= i->spec().name == spec.name && i->spec().uuid == spec.uuid &&
-                i->rows_indexed() >= rows && !NeedsRetrain(*i, rows);
-      }
-      if (!have) return false;
-    }
-    return true;
-  };
-  if (complete()) return false;
-  std::lock_guard<std::mutex> work(work_mu_);
-  bool did = false;
-  const shard::BaseSource::State st = source_->CurrentState();
-  const auto batches = source_->Batches(st);
-  const auto starts = source_->BatchStarts(st);
-  for (const auto& spec : specs) {
-    bool have = false;
-    bool retrain = false;
-    for (const auto& i : source_->indexes()) {
-      if (i->spec().name != spec.name || i->spec().uuid != spec.uuid) continue;
-      retrain = NeedsRetrain(*i, st.rows);
-      have |= i->rows_indexed() >= st.rows && !retrain;
-    }
-    if (have || st.rows == 0) continue;
-    did = true;
-    std::shared_ptr<index::ColumnIndex> idx;
-    int64_t covered = 0;
-    // The stored form must be the one the definition asks for now (an IVF definition
-    // checkpointed as HNSW by an older server is rebuilt), and not due for retraining.
-    auto wants_ivf = index::BaseIvfFor(spec);
-    for (const auto& c : state.indexes()) {
-      if (retrain || !wants_ivf.ok()) break;
-      if (c.name() != spec.name || c.uuid() != spec.uuid || c.rows() > st.rows) continue;
-      auto bytes = store_->Get(table_prefix_ + "/" + c.path());
-      if (!bytes.ok()) {
-        spdlog::warn("base index '{}': checkpoint {} unreadable ({}); rebuilding", spec.name,
-                     c.path(), bytes.status().ToString());
-        break;
-      }
-      auto loaded = index::ColumnIndex::Deserialize(*bytes, *source_->storage_schema());
-      if (!loaded.ok() || (*loaded)->rows_indexed() != c.rows()) {
-        spdlog::warn("base index '{}': checkpoint {} invalid ({}); rebuilding", spec.name, c.path(),
-                     loaded.ok() ? "row count" : loaded.status().ToString());
-        break;
-      }
-      if (((*loaded)->ivf() != nullptr) != wants_ivf->has_value() ||
-          NeedsRetrain(**loaded, st.rows)) {
-        spdlog::info("base index '{}': checkpoint {} is not the form to serve now; rebuilding",
-                     spec.name, c.path());
-        break;
-      }
-      idx = std::move(*loaded);
-      covered = c.rows();
-    }
-    if (idx == nullptr) {
-      std::vector<arrow::RecordBatchPtr> all;
-      for (size_t k = 0; k < batches.size(); ++k) all.push_back(batches[k]);
-      if (retrain) spdlog::info("base index '{}': retraining over {} rows", spec.name, st.rows);
-      auto made = MakeBaseIndex(spec, *source_->storage_schema(), all, st.rows);
-      if (!made.ok()) {
-        spdlog::error("base index '{}' not built: {}", spec.name, made.status().ToString());
-        continue;
-      }
-      idx = std::move(*made);
-      covered = 0;
-    }
-    Status s;
-    for (size_t k = 0; k < batches.size() && s.ok(); ++k) {
-      const int64_t start = starts[k];
-      const int64_t n = batches[k]->num_rows();
-      if (start + n <= covered) continue;
-      if (start < covered) {
-        s = idx->IndexBatch(*batches[k]->Slice(covered - start, start + n - covered), covered);
-      } else {
-        s = idx->IndexBatch(*batches[k], start);
-      }
-    }
-    if (!s.ok()) {
-      spdlog::error("base index '{}' not built: {}", spec.name, s.ToString());
-      continue;
-    }
-    if (st.rows - covered >= options_.min_checkpoint_rows) Checkpoint(*idx, st.rows);
-    source_->SetIndex(std::move(idx));
-  }
-  return did;
+  CommitCheckpoint(WriteCheckpoint(idx, rows));
 }
 
 Result<GcStats> BaseTable::RunGc(const GcFn& gc) {
@@ -374,29 +302,18 @@ void BaseTable::MaintenanceLoop() {
   };
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    if (index_work_) {
-      index_work_ = false;
-      building_ = true;
-      lock.unlock();
-      // No compaction can run during the build (work lock): writes are not throttled by a
-      // backlog nothing can drain meanwhile (a build over a large base takes minutes).
-      throttle_->SetCompactionBlocked(true);
-      BuildMissingIndexes();
-      throttle_->SetCompactionBlocked(false);
-      // Views are cached until a visible change: make the ready indexes one.
-      if (shard_ != nullptr) shard_->InvalidateViews();
-      lock.lock();
-      building_ = false;
-      cv_.notify_all();
-      continue;
-    }
     const bool background = options_.background;
     lock.unlock();
     // The idle rule (CompactionOptions::idle) only when no trigger fires: it takes what remains.
     bool idle = false;
     if (background && shard_ != nullptr &&
         (CompactionDue(*shard_) || (idle = IdleCompactionDue(*shard_, shard::Clock::now())))) {
-      auto r = Compact(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
+      // Waits for the work lock (a compaction by compact/, GC, or the index builder's short
+      // install step) rather than failing Busy.
+      std::unique_lock<std::mutex> work(work_mu_);
+      auto r =
+          CompactHoldingWorkLock(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
+      work.unlock();
       if (idle && r.ok() && !r->compacted_generations.empty()) {
         std::lock_guard<std::mutex> count(mu_);
         ++stats_.idle_compactions;
@@ -422,7 +339,7 @@ void BaseTable::MaintenanceLoop() {
     if (gc_due || shard::Clock::now() - last_gc >= options_.gc_interval) run_gc();
     lock.lock();
     if (stop_) break;
-    cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_ || index_work_; });
+    cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });
     wake_ = false;
   }
 }

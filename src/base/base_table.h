@@ -29,16 +29,34 @@
 // atomically for readers. Puts and reads never wait for it: it reads a snapshot and holds no
 // shard lock while it builds.
 //
+// Index builds (base_index_builder.cc): a compaction only GROWS installed indexes (Clone +
+// add) and creates the HNSW / BTree / FTS index of a definition in the base's first fragment
+// (no training: the same per-row work as any later grow). It never trains: an IVF definition
+// without a base index, a definition created on an existing base, rows a loaded checkpoint
+// does not cover, and an IVF index due for retraining (NeedsRetrain) are left to the index
+// builder, a thread of its own (not the maintenance thread that compacts). It snapshots the
+// base, loads a checkpoint or trains (k-means) and indexes rows [0, n) WITHOUT the work lock,
+// so compactions keep running and appending rows meanwhile; it catches up on those rows off
+// the lock too, then takes work_mu_ briefly to index the last few rows, commit a checkpoint
+// if due and install the index (SetIndex). Until then the base answers exactly for that
+// definition (a read view uses a base index only when it covers every base row; a retrain
+// keeps the old index serving, grown by each compaction, until the new one is swapped in).
 // Opening: fragments and deletion vectors are read at Open (rows visible at once; the base
 // scans exactly until its indexes are ready); index checkpoints are loaded, and rows they do
-// not cover indexed, by the maintenance thread (StartMaintenance), so a restart answers its
-// first query after reading the data, not after loading an HNSW graph.
+// not cover indexed, by the index builder (StartMaintenance), so a restart answers its first
+// query after reading the data, not after loading an HNSW graph.
 //
-// Locks: `work_mu_` serialises everything that changes the base indexes or appends rows
-// (Compact, index builds): a second Compact while one runs fails Busy. `mu_` guards `state_`,
-// `specs_`, the maintenance thread's flags and `thread_`; never held across I/O. `stop_mu_`
-// serialises Stop (held while joining the thread; taken before mu_ and work_mu_, never by the
-// maintenance thread), so concurrent Stop calls never join twice and all return after the join.
+// Locks (order: stop_mu_ -> work_mu_ -> mu_; work_mu_ -> the table's lock inside CommitFn;
+// mu_ is a leaf, never held while taking another lock or doing I/O):
+// `work_mu_` serialises everything that changes the installed base indexes or appends rows:
+// a compaction, GC, and the index builder's install step (index the rows not yet covered,
+// checkpoint, SetIndex), so a compaction never grows (Clone) an index the builder replaces
+// between its Clone and its SetIndex. Compact() fails Busy while it is held; the maintenance
+// thread waits for it. The builder's training and bulk indexing run without it.
+// `mu_` guards `state_`, `specs_`, `stats_`, the threads' flags (stop_, wake_, index_work_,
+// building_) and the thread handles. `stop_mu_` serialises Stop (held while
+// joining both threads; taken before work_mu_ and mu_, never by those threads), so concurrent
+// Stop calls never join twice and all return after the joins.
 // Thread-safety: every public method may be called from any thread.
 #pragma once
 
@@ -96,6 +114,10 @@ struct CompactionOptions {
   bool gc = true;
   std::chrono::seconds gc_interval{60};
   GcOptions gc_options;
+  /// Tests: called by the index builder (its own thread) with the definition's name after it
+  /// built an index off the work lock and before it takes the lock to catch up and install it
+  /// (compactions may run while the hook blocks).
+  std::function<void(const std::string& index_name)> index_build_hook;
 };
 
 /// What one compaction did.
@@ -140,7 +162,7 @@ class BaseTable {
   using GcFn = std::function<Result<GcStats>()>;
 
   /// Opens the base described by `manifest_base` (fragments and deletion vectors are read now;
-  /// indexes by the maintenance thread). `storage_schema` / `key_columns` as the shard's
+  /// indexes by the index builder thread). `storage_schema` / `key_columns` as the shard's
   /// storage layout. Errors: NotFound / Corruption naming the file; IOError.
   static Result<std::shared_ptr<BaseTable>> Open(std::shared_ptr<io::ObjectStore> store,
                                                  std::string table_prefix,
@@ -155,14 +177,17 @@ class BaseTable {
   const std::shared_ptr<shard::BaseSource>& source() const { return source_; }
   format::BaseTable state() const;
 
-  /// Starts the maintenance thread: loads index checkpoints and indexes what they miss, builds
-  /// new definitions, and (options.background) compacts `shard` when a trigger fires.
-  /// `commit` as Compact's. Call once, after the shard writer is open.
+  /// Starts the maintenance thread, which (options.background) compacts `shard` when a trigger
+  /// fires and collects garbage, and the index builder thread, which loads index checkpoints
+  /// and indexes what they miss, builds new definitions and retrains IVF indexes (see the file
+  /// comment). `commit` as Compact's. Call once, after the shard writer is open.
   void StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcFn gc = nullptr);
   /// Runs `gc` now under the work lock (no compaction runs meanwhile) and counts it in stats.
   /// Errors: AlreadyExists when a compaction runs; gc's.
   Result<GcStats> RunGc(const GcFn& gc);
-  /// Stops and joins the maintenance thread (a compaction in progress finishes first). May be
+  /// Stops and joins the maintenance and index builder threads (a compaction in progress
+  /// finishes first; a build is abandoned between batches, a k-means training in progress
+  /// finishes first, nothing is installed after Stop). May be
   /// called from several threads at once and more than once; call it without the table's lock
   /// (the thread may be waiting for it in CommitFn). No thread starts after it.
   void Stop();
@@ -193,23 +218,40 @@ class BaseTable {
   bool IdleCompactionDue(const shard::ShardWriter& shard, shard::Clock::time_point now) const;
 
   /// Replaces the index definitions: dropped ones leave the base at once; new ones are built
-  /// over every base row by the maintenance thread.
+  /// over every base row by the index builder.
   void SetIndexes(std::vector<index::IndexSpec> specs);
   std::vector<BaseIndexInfo> Indexes() const;
   BaseStats stats() const;
-  /// Blocks until the maintenance thread has no index work left (tests, benchmarks).
-  /// Errors: Timeout.
+  /// Blocks until the index builder has no work left: every definition has an installed index
+  /// covering every base row and not due for retraining, or its build failed (logged; retried
+  /// after the next compaction). Errors: Timeout.
   Status WaitIndexesReady(shard::Deadline deadline);
 
  private:
   BaseTable() = default;
   void MaintenanceLoop();
-  /// Loads checkpoints / builds missing indexes (holds work_mu_). Returns true when it did work.
-  bool BuildMissingIndexes();
-  /// Writes a checkpoint of `idx` (covering base rows [0, rows)) and commits it in a table
-  /// manifest (so a restart loads it instead of rebuilding the index). Best effort: failures
-  /// are logged. Holds work_mu_.
+  /// The index builder thread (base_index_builder.cc): runs BuildIndexes while index_work_.
+  void IndexBuilderLoop();
+  /// One pass over the definitions: builds / catches up / retrains each one that lacks a
+  /// complete index (see the file comment). Takes work_mu_ only to install.
+  void BuildIndexes();
+  /// Builds the index of `spec` off the work lock and installs it under it. `retrain`: the
+  /// installed index is due for retraining (no checkpoint is loaded).
+  void BuildIndex(const index::IndexSpec& spec, bool retrain);
+  /// Whether Stop was called (reads stop_ under mu_).
+  bool Stopping() const;
+  /// A checkpoint of `idx` covering base rows [0, rows) written to the store (not yet named
+  /// by any manifest). Empty path: not written (logged).
+  format::BaseIndexCheckpoint WriteCheckpoint(const index::ColumnIndex& idx, int64_t rows);
+  /// Commits `c` in a table manifest so a restart loads it instead of rebuilding the index;
+  /// removes its file when the commit fails. Best effort: failures are logged. Holds work_mu_.
+  void CommitCheckpoint(const format::BaseIndexCheckpoint& c);
+  /// WriteCheckpoint + CommitCheckpoint (nothing without a commit step). Holds work_mu_.
   void Checkpoint(const index::ColumnIndex& idx, int64_t rows);
+  /// Compact's body; the caller holds work_mu_ (Compact: try-lock; the maintenance thread:
+  /// waits for it).
+  Result<CompactionResult> CompactHoldingWorkLock(shard::ShardWriter& shard, const CommitFn& commit,
+                                                  shard::Deadline deadline);
   Result<CompactionResult> CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
                                          shard::Deadline deadline);
 
@@ -221,20 +263,24 @@ class BaseTable {
   std::unique_ptr<WriteThrottle> throttle_;  // set by Open; internally locked
 
   std::mutex stop_mu_;  // serialises Stop (see file comment)
-  std::mutex work_mu_;  // serialises compactions and index builds (see file comment)
+  // Serialises compactions, GC and the builder's install step (see the file comment); guards
+  // the installed indexes' growth (source_->SetIndex) and state_'s commits.
+  std::mutex work_mu_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;           // with mu_: Notify, Stop
-  format::BaseTable state_;              // guarded by mu_
+  std::condition_variable cv_;           // with mu_: Notify, Stop, index work, build done
+  format::BaseTable state_;              // guarded by mu_ (changed only under work_mu_ too)
   std::vector<index::IndexSpec> specs_;  // guarded by mu_
-  bool index_work_ = true;               // guarded by mu_: BuildMissingIndexes may have work
-  bool building_ = false;                // guarded by mu_: BuildMissingIndexes running
+  bool index_work_ = true;               // guarded by mu_: the index builder may have work
+  bool building_ = false;                // guarded by mu_: the index builder runs a pass
   bool stop_ = false;                    // guarded by mu_
-  bool wake_ = false;                    // guarded by mu_
+  bool wake_ = false;                    // guarded by mu_: maintenance thread woken
   BaseStats stats_;                      // guarded by mu_
-  shard::ShardWriter* shard_ = nullptr;  // set by StartMaintenance
-  CommitFn commit_;                      // set by StartMaintenance
-  GcFn gc_;                              // set by StartMaintenance
-  std::thread thread_;                   // guarded by mu_ (joined by Stop under stop_mu_)
+  // Set by StartMaintenance under mu_ before the threads start, then read-only.
+  shard::ShardWriter* shard_ = nullptr;
+  CommitFn commit_;
+  GcFn gc_;
+  std::thread thread_;   // guarded by mu_ (joined by Stop under stop_mu_): maintenance
+  std::thread builder_;  // guarded by mu_ (joined by Stop under stop_mu_): index builder
 };
 
 /// "{table_prefix}/data" (fragments are SSTable-format directories under it).

@@ -49,6 +49,12 @@ Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const Com
     return Status::AlreadyExists(
         "a compaction or base index build of this table is already running");
   }
+  return CompactHoldingWorkLock(shard, commit, deadline);
+}
+
+Result<CompactionResult> BaseTable::CompactHoldingWorkLock(shard::ShardWriter& shard,
+                                                           const CommitFn& commit,
+                                                           shard::Deadline deadline) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return Status::Invalid("the table is closed");
@@ -245,14 +251,21 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
         return copy.status().WithContext("base index '" + spec.name + "'");
       }
       g.after = std::move(*copy);
-    } else if (existing == nullptr && first == 0 && total > 0) {
+    } else if (existing == nullptr && first == 0 && total > 0 &&
+               !index::BaseIvfFor(spec).value_or(std::nullopt).has_value()) {
+      // The base's first fragment: an HNSW / BTree / FTS index is created here (no training:
+      // the same per-row work as a later compaction's grow). An IVF definition is trained by
+      // the index builder off the work lock (below: missing), never inside a compaction.
       auto made = MakeBaseIndex(spec, *source_->storage_schema(), out, total);
       if (!made.ok()) {
         spdlog::warn("base index '{}' not created: {}", spec.name, made.status().ToString());
+        missing = true;
         continue;
       }
       g.after = std::move(*made);
     } else {
+      // No index, or one that does not cover the base yet: the index builder builds it and
+      // catches up on these rows; the base answers exactly for the definition meanwhile.
       missing = missing || total > 0;
       continue;
     }
@@ -266,8 +279,8 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
       }
       pos += b->num_rows();
     }
-    // An IVF index trained on a quarter of the rows or fewer is retrained after the install
-    // (base_index_build.h); it serves, grown, until then.
+    // An IVF index trained on a quarter of the rows or fewer is retrained by the index builder
+    // (base_index_build.h); it serves, grown by each compaction, until it is swapped in.
     missing = missing || NeedsRetrain(*g.after, total);
     grown.push_back(std::move(g));
   }

@@ -1,8 +1,9 @@
 // Issue 15: the base table's IVF vector indexes (base/base_index_build.h, index/index_spec.h
 // BaseIvfFor): a definition asking for IVF_FLAT / IVF_PQ / IVF_SQ gets that FAISS index on the
-// base (MemTables and SSTables keep HNSW), trained at the first compaction, grown by later
-// ones, checkpointed and loaded on restart without retraining, retrained at 4x growth, rebuilt
-// from the rows when its checkpoint is corrupt; deleted rows are never returned; recall@10
+// base (MemTables and SSTables keep HNSW), trained by the index builder after the first
+// compaction (base_index_builder_test.cc), grown by later ones, checkpointed and loaded on
+// restart without retraining, retrained at 4x growth, rebuilt from the rows when its
+// checkpoint is corrupt; deleted rows are never returned; recall@10
 // against exact search above a per-type threshold.
 #include <gtest/gtest.h>
 
@@ -279,7 +280,7 @@ TEST(BaseIvf, GrowsWithCompactionsSurvivesRestartAndRetrainsAt4x) {
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Ids(*r).at(0), 3999);
 
-  // 4x the trained rows: the maintenance thread trains a new index over every row.
+  // 4x the trained rows: the index builder trains a new index over every row.
   f.AddAndCompact(8000);
   b = f.Base();
   ASSERT_TRUE(b.has_value());

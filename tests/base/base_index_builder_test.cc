@@ -1,0 +1,292 @@
+// The base table's index builder (base/base_index_builder.cc, base_table.h "Index builds"): a
+// compaction never trains an IVF index (it commits the fragment without it and the base is
+// searched exactly meanwhile); the builder trains and indexes off the work lock while
+// compactions keep committing, then catches up on their rows and installs an index covering
+// every base row; a retrain keeps the old index serving (grown by compactions) until the new
+// one is swapped in. CompactionOptions::index_build_hook holds the builder between its
+// off-lock build and its install.
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "../io/storage_test_util.h"
+#include "arrow/builder.h"
+#include "io/local_object_store.h"
+#include "query/vector_search.h"
+#include "table/local_table.h"
+#include "table/primary_key.h"
+
+namespace strata::base {
+namespace {
+
+constexpr int64_t kDim = 32;
+
+arrow::SchemaPtr VecSchema() {
+  auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+      arrow::field("id", arrow::int64(), false),
+      arrow::field("vector",
+                   arrow::fixed_size_list(arrow::field("item", arrow::float32()), kDim))});
+  return *table::DeclarePrimaryKey(s, {"id"});
+}
+
+// Seeded clustered vectors: 64 centres in [-1, 1]^32, points at N(0, 0.15) around them.
+std::vector<float> Clustered(std::mt19937_64& rng, const std::vector<float>& centres, int64_t n) {
+  std::normal_distribution<float> g(0, 0.15f);
+  std::uniform_int_distribution<int> pick(0, 63);
+  std::vector<float> out(static_cast<size_t>(n * kDim));
+  for (int64_t i = 0; i < n; ++i) {
+    const int c = pick(rng);
+    for (int64_t d = 0; d < kDim; ++d) out[i * kDim + d] = centres[c * kDim + d] + g(rng);
+  }
+  return out;
+}
+
+arrow::RecordBatchPtr Rows(int64_t first_id, const std::vector<float>& v) {
+  const int64_t n = static_cast<int64_t>(v.size()) / kDim;
+  std::vector<std::optional<int64_t>> ids;
+  for (int64_t i = 0; i < n; ++i) ids.push_back(first_id + i);
+  return std::make_shared<arrow::RecordBatch>(
+      VecSchema(), n,
+      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(ids),
+                                       arrow::MakeVectorArray(v, kDim)});
+}
+
+std::vector<int64_t> Ids(const query::QueryResult& r) {
+  std::vector<int64_t> out;
+  for (const auto& b : r.batches) {
+    arrow::Array ids = b->column(0);
+    for (int64_t i = 0; i < b->num_rows(); ++i) out.push_back(ids.Value<int64_t>(i));
+  }
+  return out;
+}
+
+// Holds the index builder at its hook while closed.
+struct Gate {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = true;
+  int arrived = 0;  // builds that reached the hook
+  void Pass() {
+    std::unique_lock<std::mutex> lock(mu);
+    ++arrived;
+    cv.notify_all();
+    cv.wait(lock, [this] { return open; });
+  }
+  void Close() {
+    std::lock_guard<std::mutex> lock(mu);
+    open = false;
+    arrived = 0;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu);
+    open = true;
+    cv.notify_all();
+  }
+  bool WaitArrived(int n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::seconds(60), [&] { return arrived >= n; });
+  }
+};
+
+struct Fixture {
+  strata::testing::TempDir dir;
+  std::shared_ptr<io::LocalObjectStore> store = *io::LocalObjectStore::Open(dir.path());
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  std::shared_ptr<table::LocalTable> table;
+  std::mt19937_64 rng{11};
+  std::vector<float> centres;
+  int64_t next_id = 0;
+  std::vector<float> all;  // every inserted vector, by id
+
+  explicit Fixture(const std::string& type, const std::string& params_json) {
+    std::uniform_real_distribution<float> u(-1, 1);
+    centres.resize(64 * kDim);
+    for (float& c : centres) c = u(rng);
+    shard::ShardWriterOptions writer;
+    writer.max_memtable_rows = 1000000;
+    writer.max_memtable_bytes = 1ll << 32;
+    writer.max_memtable_age = std::chrono::hours(1);
+    CompactionOptions co;
+    co.background = false;
+    co.min_checkpoint_rows = 100;
+    co.index_build_hook = [g = gate](const std::string&) { g->Pass(); };
+    auto t = table::LocalTable::Create(store, "default/vec", "vec", VecSchema(), {}, writer, co);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    table = *t;
+    index::IndexSpec spec;
+    spec.name = "vector_idx";
+    spec.column = "vector";
+    spec.kind = index::IndexKind::kHnsw;
+    spec.requested_type = type;
+    spec.params_json = params_json;
+    spec.base_ivf = true;
+    auto made = table->CreateIndex(spec);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+  }
+  ~Fixture() {
+    gate->Open();  // a failed assertion must not leave the builder held (Stop joins it)
+    table.reset();
+  }
+  // Inserts n rows, flushes and compacts them into the base (does not wait for indexes).
+  Result<CompactionResult> AddAndCompact(int64_t n) {
+    std::vector<float> v = Clustered(rng, centres, n);
+    STRATA_RETURN_IF_ERROR(table->Insert({Rows(next_id, v)}).status());
+    next_id += n;
+    all.insert(all.end(), v.begin(), v.end());
+    STRATA_RETURN_IF_ERROR(table->Flush(shard::Clock::now() + std::chrono::minutes(1)).status());
+    return table->Compact(shard::Clock::now() + std::chrono::minutes(5));
+  }
+  int64_t BaseRows() { return table->DescribeBase()->rows; }
+  int64_t RowsIndexed() { return table->DescribeBase()->indexes.at(0).rows_indexed; }
+  std::optional<table::BaseIndexBuilt> Base() {
+    for (const auto& s : table->ListIndexes()) {
+      if (s.spec.name == "vector_idx") return s.base;
+    }
+    return std::nullopt;
+  }
+  // Until the base index covers every row and is not due for retraining.
+  void WaitIndexes() {
+    for (int i = 0; i < 1200; ++i) {
+      auto b = Base();
+      if (b.has_value() && b->rows >= BaseRows() && b->rows < 4 * b->trained_rows) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "the base index was not ready in 60 s";
+  }
+  Result<query::QueryResult> Search(const float* q, bool exact, int64_t refine = 0) {
+    query::VectorSearchOptions o;
+    o.query.assign(q, q + kDim);
+    o.k = 10;
+    o.columns = {{"id", ""}};
+    o.bypass_vector_index = exact;
+    if (refine > 0) o.refine_factor = refine;
+    o.nprobes = 20;
+    return query::VectorSearch(table->Snapshot(), o);
+  }
+  // Searches for `queries` stored rows: each finds itself first; the fraction of the exact
+  // top 10 the (index) search returns.
+  double CheckSearches(const std::vector<int64_t>& rows) {
+    int64_t hits = 0, total = 0;
+    for (int64_t id : rows) {
+      auto exact = Search(&all[id * kDim], true);
+      auto got = Search(&all[id * kDim], false, 10);
+      EXPECT_TRUE(exact.ok() && got.ok());
+      if (!exact.ok() || !got.ok()) return 0;
+      EXPECT_FALSE(Ids(*got).empty());
+      if (!Ids(*got).empty()) {
+        EXPECT_EQ(Ids(*got)[0], id);
+      }
+      const auto t = Ids(*exact);
+      const std::set<int64_t> truth(t.begin(), t.end());
+      for (int64_t i : Ids(*got)) hits += truth.count(i);
+      total += static_cast<int64_t>(t.size());
+    }
+    return total == 0 ? 0 : static_cast<double>(hits) / static_cast<double>(total);
+  }
+};
+
+TEST(BaseIndexBuilder, CompactionCommitsWithoutTrainingAndTheBaseAnswersExactly) {
+  Fixture f("IVF_PQ", R"({"num_sub_vectors":8})");
+  f.gate->Close();
+  auto c = f.AddAndCompact(3000);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->rows_written, 3000);
+  // Committed without the IVF index: nothing indexed, no base index built yet.
+  EXPECT_EQ(f.BaseRows(), 3000);
+  EXPECT_EQ(f.RowsIndexed(), 0);
+  EXPECT_FALSE(f.Base().has_value());
+  // Meanwhile the base is scanned exactly: the same ten as exact search.
+  EXPECT_EQ(f.CheckSearches({0, 1234, 2999}), 1.0);
+  auto plan = f.Search(&f.all[0], false);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->plan.at(0).find("base: exact scan of 3000 rows"), std::string::npos)
+      << plan->plan.at(0);
+  // The builder trained off the lock and waits at the hook; once released it installs.
+  ASSERT_TRUE(f.gate->WaitArrived(1));
+  EXPECT_EQ(f.RowsIndexed(), 0);
+  f.gate->Open();
+  ASSERT_NO_FATAL_FAILURE(f.WaitIndexes());
+  auto b = f.Base();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->type, "IVF_PQ");
+  EXPECT_EQ(b->rows, 3000);
+  EXPECT_EQ(b->trained_rows, 3000);
+  EXPECT_EQ(f.RowsIndexed(), 3000);
+  plan = f.Search(&f.all[0], false, 10);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->plan.at(0).find("base: IVF_PQ 'vector_idx'"), std::string::npos)
+      << plan->plan.at(0);
+  const double recall = f.CheckSearches({0, 500, 1234, 2000, 2999});
+  std::printf("[figures] IVF_PQ refine 10 recall@10 on own rows %.3f\n", recall);
+  EXPECT_GE(recall, 0.8);
+}
+
+TEST(BaseIndexBuilder, CompactionsCommitWhileABuildRunsAndTheIndexCoversThemAll) {
+  Fixture f("IVF_FLAT", "{}");
+  f.gate->Close();
+  ASSERT_TRUE(f.AddAndCompact(3000).ok());
+  // The builder has trained and indexed the 3,000 rows and is held before its install.
+  ASSERT_TRUE(f.gate->WaitArrived(1));
+  // Two compactions commit meanwhile (not Busy: the builder does not hold the work lock).
+  for (int i = 0; i < 2; ++i) {
+    auto c = f.AddAndCompact(1000);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    EXPECT_EQ(c->rows_written, 1000);
+  }
+  EXPECT_EQ(f.BaseRows(), 5000);
+  EXPECT_EQ(f.RowsIndexed(), 0);
+  EXPECT_EQ(f.CheckSearches({10, 3500, 4999}), 1.0);  // exact scan of the base
+  f.gate->Open();
+  ASSERT_NO_FATAL_FAILURE(f.WaitIndexes());
+  auto b = f.Base();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->type, "IVF_FLAT");
+  EXPECT_EQ(b->trained_rows, 3000);
+  EXPECT_EQ(b->rows, 5000);  // caught up on both compactions' rows
+  EXPECT_EQ(f.RowsIndexed(), 5000);
+  EXPECT_GE(f.CheckSearches({10, 2999, 3000, 3500, 4000, 4999}), 0.9);
+  // A later compaction grows the installed index as before.
+  ASSERT_TRUE(f.AddAndCompact(500).ok());
+  EXPECT_EQ(f.RowsIndexed(), 5500);
+  EXPECT_GE(f.CheckSearches({5000, 5499}), 0.9);
+}
+
+TEST(BaseIndexBuilder, RetrainedIndexReplacesTheServingOneAndCoversEveryRow) {
+  Fixture f("IVF_PQ", R"({"num_sub_vectors":8})");
+  ASSERT_TRUE(f.AddAndCompact(3000).ok());
+  ASSERT_NO_FATAL_FAILURE(f.WaitIndexes());
+  ASSERT_EQ(f.Base()->trained_rows, 3000);
+  f.gate->Close();
+  // 12,000 rows >= 4 x 3,000: a retrain is due; the old index keeps serving, grown.
+  ASSERT_TRUE(f.AddAndCompact(9000).ok());
+  auto b = f.Base();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->trained_rows, 3000);
+  EXPECT_EQ(b->rows, 12000);
+  ASSERT_TRUE(f.gate->WaitArrived(1));  // the retrained index waits to be installed
+  auto c = f.AddAndCompact(1000);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  b = f.Base();
+  EXPECT_EQ(b->trained_rows, 3000);
+  EXPECT_EQ(b->rows, 13000);
+  EXPECT_GE(f.CheckSearches({100, 12500}), 0.8);
+  f.gate->Open();
+  ASSERT_NO_FATAL_FAILURE(f.WaitIndexes());
+  for (int i = 0; i < 1200 && f.Base()->trained_rows == 3000; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  b = f.Base();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->trained_rows, 12000);  // the snapshot the retrain started from
+  EXPECT_EQ(b->rows, 13000);          // and the compaction's rows caught up under the lock
+  EXPECT_EQ(f.RowsIndexed(), 13000);
+  EXPECT_EQ(b->num_partitions, 110);  // round(sqrt(12000))
+  EXPECT_GE(f.CheckSearches({0, 3000, 11999, 12000, 12999}), 0.8);
+}
+
+}  // namespace
+}  // namespace strata::base
