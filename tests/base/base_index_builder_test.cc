@@ -15,6 +15,7 @@
 
 #include "../io/storage_test_util.h"
 #include "arrow/builder.h"
+#include "clustered_vectors_util.h"
 #include "io/local_object_store.h"
 #include "query/vector_search.h"
 #include "table/local_table.h"
@@ -23,46 +24,11 @@
 namespace strata::base {
 namespace {
 
-constexpr int64_t kDim = 32;
-
-arrow::SchemaPtr VecSchema() {
-  auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
-      arrow::field("id", arrow::int64(), false),
-      arrow::field("vector",
-                   arrow::fixed_size_list(arrow::field("item", arrow::float32()), kDim))});
-  return *table::DeclarePrimaryKey(s, {"id"});
-}
-
-// Seeded clustered vectors: 64 centres in [-1, 1]^32, points at N(0, 0.15) around them.
-std::vector<float> Clustered(std::mt19937_64& rng, const std::vector<float>& centres, int64_t n) {
-  std::normal_distribution<float> g(0, 0.15f);
-  std::uniform_int_distribution<int> pick(0, 63);
-  std::vector<float> out(static_cast<size_t>(n * kDim));
-  for (int64_t i = 0; i < n; ++i) {
-    const int c = pick(rng);
-    for (int64_t d = 0; d < kDim; ++d) out[i * kDim + d] = centres[c * kDim + d] + g(rng);
-  }
-  return out;
-}
-
-arrow::RecordBatchPtr Rows(int64_t first_id, const std::vector<float>& v) {
-  const int64_t n = static_cast<int64_t>(v.size()) / kDim;
-  std::vector<std::optional<int64_t>> ids;
-  for (int64_t i = 0; i < n; ++i) ids.push_back(first_id + i);
-  return std::make_shared<arrow::RecordBatch>(
-      VecSchema(), n,
-      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(ids),
-                                       arrow::MakeVectorArray(v, kDim)});
-}
-
-std::vector<int64_t> Ids(const query::QueryResult& r) {
-  std::vector<int64_t> out;
-  for (const auto& b : r.batches) {
-    arrow::Array ids = b->column(0);
-    for (int64_t i = 0; i < b->num_rows(); ++i) out.push_back(ids.Value<int64_t>(i));
-  }
-  return out;
-}
+using strata::testing::clustered::Data;
+using strata::testing::clustered::Ids;
+using strata::testing::clustered::kDim;
+using strata::testing::clustered::Rows;
+using strata::testing::clustered::VecSchema;
 
 // Holds the index builder at its hook while closed.
 struct Gate {
@@ -97,15 +63,11 @@ struct Fixture {
   std::shared_ptr<io::LocalObjectStore> store = *io::LocalObjectStore::Open(dir.path());
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
   std::shared_ptr<table::LocalTable> table;
-  std::mt19937_64 rng{11};
-  std::vector<float> centres;
+  Data data{11};
   int64_t next_id = 0;
   std::vector<float> all;  // every inserted vector, by id
 
   explicit Fixture(const std::string& type, const std::string& params_json) {
-    std::uniform_real_distribution<float> u(-1, 1);
-    centres.resize(64 * kDim);
-    for (float& c : centres) c = u(rng);
     shard::ShardWriterOptions writer;
     writer.max_memtable_rows = 1000000;
     writer.max_memtable_bytes = 1ll << 32;
@@ -133,7 +95,7 @@ struct Fixture {
   }
   // Inserts n rows, flushes and compacts them into the base (does not wait for indexes).
   Result<CompactionResult> AddAndCompact(int64_t n) {
-    std::vector<float> v = Clustered(rng, centres, n);
+    std::vector<float> v = data.Next(n);
     STRATA_RETURN_IF_ERROR(table->Insert({Rows(next_id, v)}).status());
     next_id += n;
     all.insert(all.end(), v.begin(), v.end());
