@@ -108,6 +108,9 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
   auto key = std::make_pair(database, name);
   auto it = open_.find(key);
   if (it != open_.end()) return it->second;
+  if (dropping_.count(key) != 0) {
+    return Status::NotFound("table '" + name + "' not found (it is being dropped)");
+  }
   auto opened = OpenLocked(database, name);
   if (opened.ok() || opened.status().IsNotFound()) {
     open_failures_.erase(key);
@@ -163,6 +166,11 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
   STRATA_RETURN_IF_ERROR(ValidateTableName(name));
   if (schema == nullptr) return Status::Invalid("table schema is missing");
   std::lock_guard<std::mutex> lock(mu_);
+  if (dropping_.count(std::make_pair(database, name)) != 0) {
+    return Status::AlreadyExists("table '" + name +
+                                 "' is still being dropped; create it again once the drop "
+                                 "has finished");
+  }
   auto existing = GetLocked(database, name);
   if (existing.ok()) {
     switch (mode) {
@@ -187,22 +195,33 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
 Status LocalCatalog::DropTable(const std::string& database, const std::string& name) {
   STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
   STRATA_RETURN_IF_ERROR(ValidateTableName(name));
-  std::lock_guard<std::mutex> lock(mu_);
-  auto table = GetLocked(database, name);
-  if (!table.ok()) {
-    if (!table.status().IsNotFound()) {
-      // A table that cannot be opened (corrupt) can still be dropped: remove its files.
-      auto manifest = format::LoadLatestTableManifest(*store_, TablePrefix(database, name));
-      if (manifest.ok() && manifest->has_value()) {
-        STRATA_ASSIGN_OR_RETURN(auto objects, store_->List(TablePrefix(database, name) + "/"));
-        for (const auto& o : objects) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
-        return Status::OK();
+  const auto key = std::make_pair(database, name);
+  std::shared_ptr<LocalTable> dropped;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto table = GetLocked(database, name);
+    if (!table.ok()) {
+      if (!table.status().IsNotFound()) {
+        // A table that cannot be opened (corrupt) can still be dropped: remove its files.
+        auto manifest = format::LoadLatestTableManifest(*store_, TablePrefix(database, name));
+        if (manifest.ok() && manifest->has_value()) {
+          STRATA_ASSIGN_OR_RETURN(auto objects, store_->List(TablePrefix(database, name) + "/"));
+          for (const auto& o : objects) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
+          return Status::OK();
+        }
       }
+      return table.status();
     }
-    return table.status();
+    dropped = std::move(*table);
+    open_.erase(key);
+    dropping_.insert(key);
   }
-  open_.erase(std::make_pair(database, name));
-  return (*table)->Drop();
+  // Without mu_ (see the header): the table's own lock orders its writers against the drop.
+  Status st = dropped->Drop();
+  dropped.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  dropping_.erase(key);
+  return st;
 }
 
 Status LocalCatalog::RenameTable(const std::string& database, const std::string& from,
@@ -211,6 +230,9 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   STRATA_RETURN_IF_ERROR(ValidateTableName(from));
   STRATA_RETURN_IF_ERROR(ValidateTableName(to, "new table name"));
   std::lock_guard<std::mutex> lock(mu_);
+  if (dropping_.count(std::make_pair(database, to)) != 0) {
+    return Status::AlreadyExists("table '" + to + "' is still being dropped");
+  }
   STRATA_ASSIGN_OR_RETURN(auto table, GetLocked(database, from));
   if (from == to) return Status::AlreadyExists("table '" + to + "' already exists");
   auto target = GetLocked(database, to);

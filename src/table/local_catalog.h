@@ -4,7 +4,11 @@
 // GetTable/CreateTable replays the WAL) and then cached; ListTables reads the store, so a
 // restart finds every table.
 // Locking: `mu_` guards open_ and serialises create / get-open / drop (so two creators of one
-// name cannot both win); table operations themselves run under each table's own lock.
+// name cannot both win); table operations themselves run under each table's own lock. A drop
+// takes the table out of open_ and marks it in dropping_ under mu_, then stops the table and
+// removes its files WITHOUT mu_ (stopping waits for the table's background threads, e.g. an
+// IVF training that cannot be interrupted: other tables must not wait for it); meanwhile the
+// name answers NotFound to get, and create / rename onto it are refused.
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
@@ -12,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -80,7 +85,8 @@ class LocalCatalog : public Catalog {
   const base::CompactionOptions compaction_;
   std::mutex mu_;
   std::map<std::pair<std::string, std::string>, std::shared_ptr<LocalTable>> open_;  // mu_
-  std::map<std::pair<std::string, std::string>, OpenFailure> open_failures_;         // mu_
+  std::set<std::pair<std::string, std::string>> dropping_;  // mu_: drops running without mu_
+  std::map<std::pair<std::string, std::string>, OpenFailure> open_failures_;  // mu_
   const RecoveryOptions recovery_;
   /// Declared last: destroyed (thread joined) first.
   std::unique_ptr<TableSupervisor> supervisor_;

@@ -2,10 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <future>
+#include <mutex>
+#include <thread>
 
 #include "../io/storage_test_util.h"
 #include "../live_rows_util.h"
+#include "index/index_spec.h"
+#include "io/local_object_store.h"
 #include "table/local_catalog.h"
 
 namespace strata::table {
@@ -28,6 +36,73 @@ int CountFiles(const std::string& dir) {
   int n = 0;
   for (auto& e : std::filesystem::recursive_directory_iterator(dir)) n += e.is_regular_file();
   return n;
+}
+
+// Dropping a table waits for its background threads (an index build that cannot be
+// interrupted: IVF training takes minutes at scale). Other tables must not wait with it: the
+// drop runs outside the catalog lock, and meanwhile the dropped name is gone for readers and
+// cannot be created again.
+TEST(Catalog, DropWaitingForAnIndexBuildDoesNotBlockOtherTables) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool held = false, release = false;
+  base::CompactionOptions co;
+  co.background = false;
+  co.index_build_hook = [&](const std::string&) {
+    std::unique_lock<std::mutex> lock(mu);
+    held = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+  };
+  LocalCatalog c(store, {}, co, {});
+  const auto deadline = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(60); };
+  auto a = *c.CreateTable("default", "a", TestSchema(), {MakeBatch(0, 300)}, CreateMode::kCreate);
+  ASSERT_TRUE(
+      c.CreateTable("default", "b", TestSchema(), {MakeBatch(0, 7)}, CreateMode::kCreate).ok());
+  ASSERT_TRUE(a->Flush(deadline()).ok());
+  ASSERT_TRUE(a->Compact(deadline()).ok());  // a base without an index
+  index::IndexSpec spec;
+  spec.kind = index::IndexKind::kHnsw;
+  spec.column = "vector";
+  spec.name = "vector_idx";
+  ASSERT_TRUE(a->CreateIndex(spec).ok());  // the builder indexes the base, then holds
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(60), [&] { return held; }));
+  }
+  a.reset();
+  std::atomic<bool> dropped{false};
+  auto drop = std::async(std::launch::async, [&] {
+    Status st = c.DropTable("default", "a");
+    dropped = true;
+    return st;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the drop waits for the build
+  // Another table answers while the drop waits.
+  auto b = c.GetTable("default", "b");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ((*b)->Snapshot().num_rows, 7);
+  EXPECT_TRUE((*b)->Insert({MakeBatch(7, 3)}).ok());
+  EXPECT_FALSE(dropped.load());
+  // The name being dropped: gone for readers, not creatable yet.
+  EXPECT_TRUE(c.GetTable("default", "a").status().IsNotFound());
+  Status again = c.CreateTable("default", "a", TestSchema(), {}, CreateMode::kCreate).status();
+  EXPECT_TRUE(again.IsAlreadyExists()) << again.ToString();
+  EXPECT_NE(again.message().find("being dropped"), std::string::npos) << again.ToString();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+    cv.notify_all();
+  }
+  ASSERT_TRUE(drop.get().ok());
+  EXPECT_TRUE(c.GetTable("default", "a").status().IsNotFound());
+  auto recreated =
+      c.CreateTable("default", "a", TestSchema(), {MakeBatch(0, 2)}, CreateMode::kCreate);
+  ASSERT_TRUE(recreated.ok()) << recreated.status().ToString();
+  EXPECT_EQ((*recreated)->Snapshot().num_rows, 2);
+  EXPECT_EQ((*b)->Snapshot().num_rows, 10);
 }
 
 TEST(Catalog, CreateModes) {
