@@ -145,10 +145,12 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
   }
   // Memory of the base's indexes as built (index/{name}/stats/ base_index.memory_bytes).
   std::map<std::string, int64_t> base_index_memory;
+  std::map<std::string, std::string> base_index_type;  // what is built: "IVF_PQ", "HNSW", ...
   int64_t base_index_bytes = 0;
   for (const table::IndexStatus& i : (*t)->ListIndexes()) {
     if (!i.base) continue;
     base_index_memory[i.spec.name] = i.base->memory_bytes;
+    base_index_type[i.spec.name] = i.base->type;
     base_index_bytes += i.base->memory_bytes;
   }
   out["memory"] = {{"memtable_bytes", memtable_bytes}, {"base_index_bytes", base_index_bytes}};
@@ -158,7 +160,12 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
     nlohmann::json indexes = nlohmann::json::array();
     for (const auto& i : b->indexes) {
       auto mem = base_index_memory.find(i.spec.name);
+      auto type = base_index_type.find(i.spec.name);
+      // kind: the definition's (HNSW for every vector index); type: what the base built
+      // (IVF_PQ, ...; null while it has none).
       indexes.push_back({{"kind", index::IndexKindName(i.spec.kind)},
+                         {"type", type == base_index_type.end() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(type->second)},
                          {"column", i.spec.column},
                          {"name", i.spec.name},
                          {"rows_indexed", i.rows_indexed},

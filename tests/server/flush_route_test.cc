@@ -272,6 +272,7 @@ TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
   const int64_t btree = dj["base"]["indexes"][0]["memory_bytes"].get<int64_t>();
   EXPECT_GE(btree, 150 * 8) << d->body;
   EXPECT_EQ(dj["memory"]["base_index_bytes"].get<int64_t>(), btree);
+  EXPECT_EQ(dj["base"]["indexes"][0]["type"], "BTREE") << d->body;
 
   // Nothing left: a no-op answer.
   auto again = Post(*c, "/v1/table/t/compact/", "{}");
