@@ -26,7 +26,8 @@ bool Trainable(const arrow::Array& list, const arrow::Array& child, int64_t row,
 
 Result<std::shared_ptr<index::ColumnIndex>> MakeBaseIndex(
     const index::IndexSpec& spec, const arrow::Schema& schema,
-    const std::vector<arrow::RecordBatchPtr>& batches, int64_t capacity) {
+    const std::vector<arrow::RecordBatchPtr>& batches, int64_t capacity,
+    const std::function<bool()>& abandon) {
   STRATA_ASSIGN_OR_RETURN(std::optional<index::BaseIvfDefinition> def, index::BaseIvfFor(spec));
   if (!def.has_value()) return index::ColumnIndex::Make(spec, schema, capacity);
   STRATA_RETURN_IF_ERROR(index::ValidateIndexSpec(spec, schema));
@@ -67,10 +68,10 @@ Result<std::shared_ptr<index::ColumnIndex>> MakeBaseIndex(
     return Status::Invalid("index '" + spec.name + "': IVF_PQ with num_bits " +
                            std::to_string(params.nbits) + " needs at least " +
                            std::to_string(int64_t{1} << params.nbits) +
-                           " vectors to train, the base has " + std::to_string(n));
+                           " vectors to train, there are " + std::to_string(n));
   }
   STRATA_ASSIGN_OR_RETURN(std::unique_ptr<index::IvfIndex> ivf,
-                          index::IvfIndex::Train(dim, params, sample.data(), n));
+                          index::IvfIndex::Train(dim, params, sample.data(), n, 42, abandon));
   return index::ColumnIndex::MakeIvf(spec, schema, std::move(ivf), rows);
 }
 

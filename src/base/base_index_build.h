@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -40,10 +41,12 @@ inline constexpr int64_t kRetrainGrowth = 4;
 /// An empty base index for `spec` over `schema` (the storage schema); for an IVF definition,
 /// trained on a sample of `batches` (all base rows, in base order). `capacity`: HNSW
 /// preallocation, vectors. Errors: ValidateIndexSpec's; Invalid when an IVF definition has no
-/// vector to train on; the IVF training's errors.
+/// vector to train on; the IVF training's errors; Cancelled once `abandon` (optional, asked
+/// during the training: IvfIndex::Train) returns true.
 Result<std::shared_ptr<index::ColumnIndex>> MakeBaseIndex(
     const index::IndexSpec& spec, const arrow::Schema& schema,
-    const std::vector<arrow::RecordBatchPtr>& batches, int64_t capacity);
+    const std::vector<arrow::RecordBatchPtr>& batches, int64_t capacity,
+    const std::function<bool()>& abandon = {});
 
 /// Whether `idx` is an IVF index due for retraining over a base of `rows` rows.
 bool NeedsRetrain(const index::ColumnIndex& idx, int64_t rows);

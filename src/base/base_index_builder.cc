@@ -34,6 +34,45 @@ bool BaseTable::Stopping() const {
   return stop_;
 }
 
+bool BaseTable::AbandonBuild(const index::IndexSpec& spec) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stop_) return true;
+  for (const auto& s : specs_) {
+    if (s.name == spec.name && s.uuid == spec.uuid) return false;
+  }
+  return true;
+}
+
+std::vector<arrow::RecordBatchPtr> BaseTable::L0Batches() const {
+  std::vector<arrow::RecordBatchPtr> out;
+  if (shard_ == nullptr) return out;
+  auto snap = shard_->Snapshot();
+  if (!snap.ok()) return out;
+  for (const auto& src : (*snap)->sources) {
+    if (src.memtable || src.generation == 0) continue;
+    out.insert(out.end(), src.batches.begin(), src.batches.end());
+  }
+  return out;
+}
+
+bool BaseTable::DeferForFirstTraining(const shard::ShardWriter& shard) {
+  if (source_->rows() > 0 || shard.backlog().sstables == 0) return false;
+  std::set<std::string> installed;
+  for (const auto& i : source_->indexes()) installed.insert(i->spec().uuid);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& s : specs_) {
+    if (installed.count(s.uuid) > 0 || l0_training_failed_.count(s.uuid) > 0) continue;
+    if (!index::BaseIvfFor(s).value_or(std::nullopt).has_value()) continue;
+    first_training_wanted_ = true;
+    if (!building_ && !index_work_) {
+      index_work_ = true;
+      cv_.notify_all();
+    }
+    return true;
+  }
+  return false;
+}
+
 void BaseTable::IndexBuilderLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
@@ -60,10 +99,20 @@ void BaseTable::BuildIndexes() {
   for (const auto& spec : specs) {
     if (Stopping()) return;
     const int64_t rows = source_->rows();
-    if (rows == 0) continue;
     std::shared_ptr<index::ColumnIndex> installed;
     for (const auto& i : source_->indexes()) {
       if (SameDefinition(*i, spec)) installed = i;
+    }
+    if (rows == 0) {
+      // A first training on L0 rows (file comment of base_table.h), when compaction waits.
+      bool first = false;
+      if (installed == nullptr && shard_ != nullptr && options_.background &&
+          index::BaseIvfFor(spec).value_or(std::nullopt).has_value()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        first = first_training_wanted_ && l0_training_failed_.count(spec.uuid) == 0;
+      }
+      if (first) BuildIndex(spec, /*retrain=*/false);
+      continue;
     }
     const bool retrain = installed != nullptr && NeedsRetrain(*installed, rows);
     if (installed != nullptr && installed->rows_indexed() >= rows && !retrain) continue;
@@ -84,6 +133,19 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
     state = state_;
   }
   auto wants_ivf = index::BaseIvfFor(spec);
+  // Stop (server shutdown, table drop) or a dropped definition abandons the build: between
+  // k-means iterations of an IVF training (IvfIndex::Train) and between batches of indexing.
+  const std::function<bool()> abandon = [this, &spec, checks = int64_t{0}]() mutable {
+    if (options_.index_abandon_check_hook) options_.index_abandon_check_hook(spec.name, ++checks);
+    return AbandonBuild(spec);
+  };
+  auto abandoned = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.index_builds_abandoned;
+    spdlog::info("base index '{}': build abandoned after {:.1f} s ({})", spec.name,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 stop_ ? "stopping" : "definition dropped");
+  };
   if (!retrain) {
     // An installed index behind the base (not expected: compactions grow a complete one; a
     // copy keeps its rows) or, at open, the stored checkpoint of the form the definition asks
@@ -122,14 +184,40 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
     }
   }
   if (idx == nullptr) {
-    // Train (IVF) on the snapshot's rows, off the work lock: compactions go on meanwhile.
+    // Train (IVF) on the snapshot's rows, off the work lock: compactions go on meanwhile. On
+    // an empty base, on the L0 SSTables' rows (the first compaction waits for it).
     std::vector<arrow::RecordBatchPtr> all;
-    const auto batches = source_->Batches(st);
-    for (size_t k = 0; k < batches.size(); ++k) all.push_back(batches[k]);
-    spdlog::info("base index '{}': {} over {} rows (compactions continue)", spec.name,
-                 retrain ? "retraining" : "building", st.rows);
-    auto made = MakeBaseIndex(spec, *schema, all, st.rows);
+    const bool from_l0 = st.rows == 0;
+    if (from_l0) {
+      all = L0Batches();
+    } else {
+      const auto batches = source_->Batches(st);
+      for (size_t k = 0; k < batches.size(); ++k) all.push_back(batches[k]);
+    }
+    int64_t sample_rows = 0;
+    for (const auto& b : all) sample_rows += b->num_rows();
+    spdlog::info("base index '{}': {} over {} {}rows ({})", spec.name,
+                 retrain ? "retraining" : "building", sample_rows, from_l0 ? "L0 " : "",
+                 from_l0 ? "the first compaction waits" : "compactions continue");
+    auto made =
+        sample_rows == 0
+            ? Result<std::shared_ptr<index::ColumnIndex>>(Status::Invalid("no L0 row to train on"))
+            : MakeBaseIndex(spec, *schema, all, st.rows, abandon);
     if (!made.ok()) {
+      if (made.status().code() == StatusCode::kCancelled) {
+        abandoned();
+        return;
+      }
+      if (from_l0) {
+        // Compaction stops waiting: the base is committed first and trained on later.
+        spdlog::info("base index '{}': not trained on L0 rows ({}); after the first compaction",
+                     spec.name, made.status().ToString());
+        std::lock_guard<std::mutex> lock(mu_);
+        l0_training_failed_.insert(spec.uuid);
+        wake_ = true;
+        cv_.notify_all();
+        return;
+      }
       spdlog::warn("base index '{}' not built: {}", spec.name, made.status().ToString());
       return;
     }
@@ -145,7 +233,7 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
       const int64_t start = starts[k];
       const int64_t n = batches[k]->num_rows();
       if (start + n <= covered) continue;
-      if (stoppable && Stopping()) return false;
+      if (stoppable && abandon()) return false;
       if (start < covered) {
         STRATA_RETURN_IF_ERROR(
             idx->IndexBatch(*batches[k]->Slice(covered - start, start + n - covered), covered));
@@ -168,7 +256,10 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
       spdlog::error("base index '{}' not built: {}", spec.name, r.status().ToString());
       return;
     }
-    if (!*r) return;  // Stop: abandoned
+    if (!*r) {
+      abandoned();
+      return;
+    }
   }
   // A checkpoint, written off the lock, committed with the install (a restart then loads the
   // index instead of training it again).
@@ -197,6 +288,10 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
     }
     rows = st.rows;
     CommitCheckpoint(pending);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.index_builds;
+    }
     source_->SetIndex(idx);
     // SetIndexes updates specs_ before it drops indexes (RetainIndexes): either it sees this
     // index and drops it, or this check sees the definition gone and drops it here.
@@ -209,6 +304,11 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
       source_->RemoveIndex(spec.name);
       return;
     }
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_ = true;  // a compaction waiting for this first training may run now
+    cv_.notify_all();
   }
   // Views are cached until a visible change: make the ready index one.
   if (shard_ != nullptr) shard_->InvalidateViews();

@@ -300,14 +300,24 @@ void BaseTable::MaintenanceLoop() {
                    r.status().ToString());
     }
   };
+  bool deferred = false;  // the last turn waited for a first training (throttle suspended)
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     const bool background = options_.background;
     lock.unlock();
     // The idle rule (CompactionOptions::idle) only when no trigger fires: it takes what remains.
     bool idle = false;
-    if (background && shard_ != nullptr &&
-        (CompactionDue(*shard_) || (idle = IdleCompactionDue(*shard_, shard::Clock::now())))) {
+    const bool due =
+        background && shard_ != nullptr &&
+        (CompactionDue(*shard_) || (idle = IdleCompactionDue(*shard_, shard::Clock::now())));
+    // A due compaction waits for a first IVF training on L0 rows (file comment); writes are
+    // not throttled meanwhile (no compaction could drain the backlog).
+    const bool defer = due && DeferForFirstTraining(*shard_);
+    if (defer != deferred) {
+      throttle_->SetCompactionBlocked(defer);
+      deferred = defer;
+    }
+    if (due && !defer) {
       // Waits for the work lock (a compaction by compact/, GC, or the index builder's short
       // install step) rather than failing Busy.
       std::unique_lock<std::mutex> work(work_mu_);

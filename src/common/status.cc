@@ -32,6 +32,8 @@ const char* StatusCodeName(StatusCode code) {
       return "Timeout";
     case StatusCode::kInternal:
       return "Internal";
+    case StatusCode::kCancelled:
+      return "Cancelled";
   }
   return "Unknown";
 }

@@ -26,6 +26,7 @@ enum class StatusCode {
   kInsufficientStorage,  // free space below the write floor; retryable (HTTP 507)
   kTimeout,              // deadline passed (HTTP 504)
   kInternal,             // bug: an invariant did not hold (HTTP 500)
+  kCancelled,            // background work abandoned (stop, or its definition dropped; HTTP 503)
 };
 
 /// Name of a code, e.g. "InvalidArgument".
@@ -57,6 +58,7 @@ class [[nodiscard]] Status {
   }
   static Status Timeout(std::string m) { return {StatusCode::kTimeout, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -39,6 +39,8 @@ HttpError MapStatus(const Status& status) {
       return {503, "backpressure"};
     case StatusCode::kWriterPoisoned:
       return {503, "writer_poisoned"};
+    case StatusCode::kCancelled:
+      return {503, "cancelled"};
     case StatusCode::kInsufficientStorage:
       return {507, "insufficient_storage"};
     case StatusCode::kTimeout:

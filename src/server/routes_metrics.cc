@@ -286,6 +286,12 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
   base_counter("strata_l0_write_delay_seconds_total",
                "Time writes spent slowed or stopped by the L0 backlog.",
                [](const base::BaseStats& b) { return b.throttle.delay_seconds_total; });
+  base_counter("strata_base_index_builds_total",
+               "Base indexes built or retrained by the index builder and installed.",
+               [](const base::BaseStats& b) { return b.index_builds; });
+  base_counter("strata_base_index_builds_abandoned_total",
+               "Base index builds given up (server stopping, table dropped or index dropped).",
+               [](const base::BaseStats& b) { return b.index_builds_abandoned; });
   base_counter("strata_gc_runs_total", "Garbage collection passes completed.",
                [](const base::BaseStats& b) { return b.gc_runs; });
   base_counter("strata_gc_failures_total", "Garbage collection passes that stopped on an error.",

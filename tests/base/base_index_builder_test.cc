@@ -62,20 +62,35 @@ struct Fixture {
   strata::testing::TempDir dir;
   std::shared_ptr<io::LocalObjectStore> store = *io::LocalObjectStore::Open(dir.path());
   std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  // Holds the builder at the third abandon check of a build (inside an IVF training).
+  std::shared_ptr<Gate> train_gate = std::make_shared<Gate>();
   std::shared_ptr<table::LocalTable> table;
   Data data{11};
   int64_t next_id = 0;
   std::vector<float> all;  // every inserted vector, by id
 
-  explicit Fixture(const std::string& type, const std::string& params_json) {
+  // `background`: the maintenance thread compacts at 2 SSTables (writes stop at 3) and polls
+  // every 20 ms; otherwise only Compact() compacts.
+  explicit Fixture(const std::string& type, const std::string& params_json,
+                   bool background = false) {
     shard::ShardWriterOptions writer;
     writer.max_memtable_rows = 1000000;
     writer.max_memtable_bytes = 1ll << 32;
     writer.max_memtable_age = std::chrono::hours(1);
+    writer.write_stall_timeout = std::chrono::milliseconds(500);
     CompactionOptions co;
-    co.background = false;
+    co.background = background;
+    co.l0_trigger_count = 2;
+    co.l0_slowdown_count = 2;
+    co.l0_stop_count = 3;
+    co.poll_interval = std::chrono::milliseconds(20);
+    co.idle = std::chrono::milliseconds(0);
+    co.gc = false;
     co.min_checkpoint_rows = 100;
     co.index_build_hook = [g = gate](const std::string&) { g->Pass(); };
+    co.index_abandon_check_hook = [g = train_gate](const std::string&, int64_t check) {
+      if (check == 3) g->Pass();
+    };
     auto t = table::LocalTable::Create(store, "default/vec", "vec", VecSchema(), {}, writer, co);
     EXPECT_TRUE(t.ok()) << t.status().ToString();
     table = *t;
@@ -91,15 +106,20 @@ struct Fixture {
   }
   ~Fixture() {
     gate->Open();  // a failed assertion must not leave the builder held (Stop joins it)
+    train_gate->Open();
     table.reset();
   }
-  // Inserts n rows, flushes and compacts them into the base (does not wait for indexes).
-  Result<CompactionResult> AddAndCompact(int64_t n) {
+  // Inserts n rows and flushes them into an SSTable.
+  Status AddAndFlush(int64_t n) {
     std::vector<float> v = data.Next(n);
     STRATA_RETURN_IF_ERROR(table->Insert({Rows(next_id, v)}).status());
     next_id += n;
     all.insert(all.end(), v.begin(), v.end());
-    STRATA_RETURN_IF_ERROR(table->Flush(shard::Clock::now() + std::chrono::minutes(1)).status());
+    return table->Flush(shard::Clock::now() + std::chrono::minutes(1)).status();
+  }
+  // Inserts n rows, flushes and compacts them into the base (does not wait for indexes).
+  Result<CompactionResult> AddAndCompact(int64_t n) {
+    STRATA_RETURN_IF_ERROR(AddAndFlush(n));
     return table->Compact(shard::Clock::now() + std::chrono::minutes(5));
   }
   int64_t BaseRows() { return table->DescribeBase()->rows; }
@@ -248,6 +268,124 @@ TEST(BaseIndexBuilder, RetrainedIndexReplacesTheServingOneAndCoversEveryRow) {
   EXPECT_EQ(f.RowsIndexed(), 13000);
   EXPECT_EQ(b->num_partitions, 110);  // round(sqrt(12000))
   EXPECT_GE(f.CheckSearches({0, 3000, 11999, 12000, 12999}), 0.8);
+}
+
+// Issue 15: a dropped definition (or Stop: the same check) abandons its IVF training midway
+// instead of running it to the end (minutes at 1M rows, which also held a server's shutdown).
+TEST(BaseIndexBuilder, DroppingTheDefinitionAbandonsItsTrainingMidway) {
+  Fixture f("IVF_PQ", R"({"num_sub_vectors":8})");
+  f.train_gate->Close();
+  ASSERT_TRUE(f.AddAndCompact(3000).ok());
+  // The builder is inside FAISS's training (its third abandon check) and held there.
+  ASSERT_TRUE(f.train_gate->WaitArrived(1));
+  ASSERT_TRUE(f.table->DropIndex("vector_idx").ok());
+  f.train_gate->Open();
+  base::BaseStats stats;
+  for (int i = 0; i < 1200; ++i) {
+    stats = f.table->DescribeBase()->stats;
+    if (stats.index_builds_abandoned > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(stats.index_builds_abandoned, 1u);
+  EXPECT_EQ(stats.index_builds, 0u);
+  {
+    std::lock_guard<std::mutex> lock(f.gate->mu);
+    EXPECT_EQ(f.gate->arrived, 0);  // it never reached the install step
+  }
+  EXPECT_TRUE(f.table->DescribeBase()->indexes.empty());
+  // A new definition on the column is built and installed as usual.
+  index::IndexSpec spec;
+  spec.name = "vector_idx2";
+  spec.column = "vector";
+  spec.kind = index::IndexKind::kHnsw;
+  spec.requested_type = "IVF_FLAT";
+  spec.params_json = "{}";
+  spec.base_ivf = true;
+  ASSERT_TRUE(f.table->CreateIndex(spec).ok());
+  for (int i = 0; i < 1200; ++i) {
+    stats = f.table->DescribeBase()->stats;
+    if (stats.index_builds > 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(stats.index_builds, 1u);
+  EXPECT_EQ(stats.index_builds_abandoned, 1u);
+  ASSERT_EQ(f.table->DescribeBase()->indexes.size(), 1u);
+  EXPECT_EQ(f.table->DescribeBase()->indexes[0].rows_indexed, 3000);
+}
+
+// Issue 15: with background compaction, a table's first compaction waits while its IVF
+// definition trains on the L0 SSTables' rows (which answer through their HNSW graphs), and
+// writes are not stopped by the L0 backlog meanwhile; the first compaction then adds its rows
+// to the trained index, so the base is never searched exactly (no exact-scan window).
+TEST(BaseIndexBuilder, FirstCompactionWaitsForATrainingOnL0Rows) {
+  Fixture f("IVF_PQ", R"({"num_sub_vectors":8})", /*background=*/true);
+  f.train_gate->Close();
+  // One SSTable: no compaction due, no training. Two reach the trigger; the builder starts
+  // training on their 2,000 rows.
+  ASSERT_TRUE(f.AddAndFlush(1000).ok());
+  ASSERT_TRUE(f.AddAndFlush(1000).ok());
+  ASSERT_TRUE(f.train_gate->WaitArrived(1));
+  // Two more SSTables: 4 >= the stop count (3), yet no write waits or fails: the throttle is
+  // suspended while compaction waits for the training.
+  ASSERT_TRUE(f.AddAndFlush(1000).ok());
+  ASSERT_TRUE(f.AddAndFlush(1000).ok());
+  // Fifty polls of the maintenance thread later, still no compaction.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  auto b = f.table->DescribeBase();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->rows, 0);
+  EXPECT_EQ(b->stats.compactions, 0u);
+  EXPECT_EQ(b->stats.throttle.stopped_writes, 0u);
+  EXPECT_EQ(f.table->DescribeShards().at(0).sstables.size(), 4u);
+  // Meanwhile queries answer from the SSTables' graphs.
+  EXPECT_GE(f.CheckSearches({0, 1999, 3999}), 0.9);
+  // A watcher records whether the base ever held rows its index did not cover.
+  std::atomic<bool> stop{false}, uncovered{false};
+  std::thread watcher([&] {
+    while (!stop.load()) {
+      auto d = f.table->DescribeBase();
+      if (d.has_value() && d->rows > 0 &&
+          (d->indexes.empty() || d->indexes[0].rows_indexed < d->rows)) {
+        uncovered = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  f.train_gate->Open();
+  for (int i = 0;
+       i < 1200 && (f.BaseRows() < 4000 || !f.table->DescribeShards().at(0).sstables.empty());
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  stop = true;
+  watcher.join();
+  EXPECT_FALSE(uncovered.load());
+  EXPECT_EQ(f.BaseRows(), 4000);
+  EXPECT_EQ(f.RowsIndexed(), 4000);
+  auto built = f.Base();
+  ASSERT_TRUE(built.has_value());
+  EXPECT_EQ(built->type, "IVF_PQ");
+  EXPECT_EQ(built->trained_rows, 2000);  // the L0 rows when the training started
+  b = f.table->DescribeBase();
+  EXPECT_EQ(b->stats.index_builds, 1u);
+  auto plan = f.Search(&f.all[0], false, 10);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->plan.at(0).find("base: IVF_PQ 'vector_idx'"), std::string::npos)
+      << plan->plan.at(0);
+  EXPECT_GE(f.CheckSearches({0, 1000, 2500, 3999}), 0.8);
+}
+
+// Too few L0 rows to train IVF_PQ (2^8 vectors): compaction does not wait for it.
+TEST(BaseIndexBuilder, FirstCompactionDoesNotWaitWhenL0CannotTrain) {
+  Fixture f("IVF_PQ", R"({"num_sub_vectors":8})", /*background=*/true);
+  ASSERT_TRUE(f.AddAndFlush(100).ok());
+  ASSERT_TRUE(f.AddAndFlush(100).ok());
+  for (int i = 0; i < 1200 && f.BaseRows() < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(f.BaseRows(), 200);
+  EXPECT_EQ(f.RowsIndexed(), 0);  // and the base is searched exactly, correctly
+  EXPECT_EQ(f.CheckSearches({0, 150}), 1.0);
 }
 
 }  // namespace

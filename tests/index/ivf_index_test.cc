@@ -242,6 +242,66 @@ TEST(IvfIndexTest, TrainRejectsBadInputAndClampsPartitions) {
   EXPECT_EQ(IvfIndex::Train(8, p, zeros.data(), 10).status().code(), StatusCode::kInvalidArgument);
 }
 
+// FAISS asks `abandon` throughout a training (k-means iterations, distance blocks); once it
+// says yes the training stops there with Cancelled. Answered per thread: abandoning one
+// training does not stop another running at the same time.
+TEST(IvfIndexTest, AbandonStopsTrainingMidwayAndOnlyOnItsThread) {
+  IvfParams p;
+  p.type = IvfType::kIvfPq;
+  p.num_partitions = 64;
+  p.num_sub_vectors = 8;
+  const auto d = Clustered(kRows, kDim, 5);
+  // A full training asks many times.
+  int64_t full_checks = 0;
+  auto whole = IvfIndex::Train(kDim, p, d.data(), kRows, 42, [&] {
+    ++full_checks;
+    return false;
+  });
+  ASSERT_TRUE(whole.ok()) << whole.status().ToString();
+  EXPECT_GT(full_checks, 20);
+  // Yes at the third check: Cancelled, after a handful of checks, not the training's.
+  int64_t checks = 0;
+  auto stopped = IvfIndex::Train(kDim, p, d.data(), kRows, 42, [&] { return ++checks >= 3; });
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), StatusCode::kCancelled) << stopped.status().ToString();
+  EXPECT_LE(checks, 4);  // the third (FAISS throws) and Train's own look at the reason
+  // Yes before the start: nothing trained.
+  auto never = IvfIndex::Train(kDim, p, d.data(), kRows, 42, [] { return true; });
+  EXPECT_EQ(never.status().code(), StatusCode::kCancelled);
+  // Two trainings at once, one abandoned: the other completes with the same model as alone.
+  std::atomic<bool> stop_a{false};
+  Result<std::unique_ptr<IvfIndex>> a = Status::Internal("not run"),
+                                    b = Status::Internal("not run");
+  int64_t b_checks = 0;
+  std::thread ta(
+      [&] { a = IvfIndex::Train(kDim, p, d.data(), kRows, 42, [&] { return stop_a.load(); }); });
+  std::thread tb([&] {
+    b = IvfIndex::Train(kDim, p, d.data(), kRows, 42, [&] {
+      if (++b_checks == 5) stop_a = true;  // stop A while B trains
+      return false;
+    });
+  });
+  ta.join();
+  tb.join();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b_checks, full_checks);
+  // A either finished before B's fifth check or was abandoned; never a FAISS failure.
+  EXPECT_TRUE(a.ok() || a.status().code() == StatusCode::kCancelled) << a.status().ToString();
+  // B's model is the one a training alone builds: same answers.
+  const std::vector<float> q(d.begin(), d.begin() + kDim);
+  auto col = MakeColumn(d.data(), 2000, kDim);
+  ASSERT_TRUE((*whole)->AddColumn(col, 0).ok());
+  ASSERT_TRUE((*b)->AddColumn(col, 0).ok());
+  IvfIndex::SearchOptions o;
+  o.k = 10;
+  o.nprobes = 4;
+  auto r1 = (*whole)->Search(q.data(), o);
+  auto r2 = (*b)->Search(q.data(), o);
+  ASSERT_TRUE(r1.ok() && r2.ok());
+  ASSERT_EQ(r1->size(), r2->size());
+  for (size_t i = 0; i < r1->size(); ++i) EXPECT_EQ((*r1)[i].label, (*r2)[i].label);
+}
+
 TEST(IvfIndexTest, ResolvedDefaults) {
   auto& d = Data();
   IvfParams p;  // IVF_PQ

@@ -6,6 +6,7 @@
 #include <faiss/IndexIVFFlat.h>
 #include <faiss/IndexIVFPQ.h>
 #include <faiss/IndexScalarQuantizer.h>
+#include <faiss/impl/AuxIndexStructures.h>
 #include <faiss/impl/FaissException.h>
 #include <faiss/impl/HNSW.h>
 #include <faiss/impl/IDSelector.h>
@@ -60,6 +61,36 @@ class OmpSingleThread {
 
  private:
   int prev_;
+};
+
+// Abandoning a training: FAISS asks the process-wide InterruptCallback::instance between
+// k-means iterations (Clustering) and blocks of distance computations (check() throws
+// FaissException "computation interrupted"). Ours answers for the calling thread only, through
+// a thread-local predicate set by Train, so one table's abandoned training does not stop
+// another's. It is installed during static initialisation, before any thread runs: FAISS reads
+// `instance` without a lock. FAISS's IVF search asks is_interrupted() once per search call (a
+// mutex and a thread-local read: negligible next to the search).
+thread_local const std::function<bool()>* t_abandon = nullptr;
+
+struct AbandonCallback : faiss::InterruptCallback {
+  bool want_interrupt() override { return t_abandon != nullptr && *t_abandon && (*t_abandon)(); }
+};
+
+const bool kAbandonCallbackInstalled = [] {
+  faiss::InterruptCallback::instance.reset(new AbandonCallback());
+  return true;
+}();
+
+// Sets t_abandon for the scope.
+class AbandonScope {
+ public:
+  explicit AbandonScope(const std::function<bool()>* f) : prev_(t_abandon) { t_abandon = f; }
+  ~AbandonScope() { t_abandon = prev_; }
+  AbandonScope(const AbandonScope&) = delete;
+  AbandonScope& operator=(const AbandonScope&) = delete;
+
+ private:
+  const std::function<bool()>* prev_;
 };
 
 // An IDSelector that asks the caller's filter.
@@ -323,7 +354,9 @@ int64_t IvfIndex::memory_bytes() const {
 }
 
 Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
-                                                  const float* vectors, int64_t n, uint64_t seed) {
+                                                  const float* vectors, int64_t n, uint64_t seed,
+                                                  const std::function<bool()>& abandon) {
+  (void)kAbandonCallbackInstalled;
   STRATA_RETURN_IF_ERROR(ValidateIvfParams(dim, params));
   if (n < 1) return Status::Invalid("IVF training needs at least 1 row, got " + std::to_string(n));
   if (vectors == nullptr) return Status::Invalid("IVF training vectors are null");
@@ -391,8 +424,10 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
   auto impl = std::make_unique<Impl>();
   impl->dim = dim;
   impl->params = params;
+  if (abandon && abandon()) return Status::Cancelled("IVF training abandoned before it began");
   try {
     OmpSingleThread single;  // see the header: no OpenMP teams on a shared machine
+    AbandonScope scope(&abandon);
     impl->ivf = MakeFaissIndex(dim, params);
     if (auto* pq = dynamic_cast<faiss::IndexIVFPQ*>(impl->ivf.get())) {
       pq->pq.cp.seed = static_cast<int>(rng() & 0x7fffffff);
@@ -416,6 +451,7 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
   } catch (const std::bad_alloc&) {
     return Status::Invalid("IVF training could not allocate memory");
   } catch (const std::exception& e) {
+    if (abandon && abandon()) return Status::Cancelled("IVF training abandoned");
     return Status::Invalid(std::string("IVF training failed (FAISS): ") + e.what());
   }
   return std::unique_ptr<IvfIndex>(new IvfIndex(std::move(impl)));

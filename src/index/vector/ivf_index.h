@@ -137,9 +137,14 @@ class IvfIndex {
   /// Errors: Invalid for n < 1, a null pointer, a non-finite element (naming the row), bad
   /// params (ValidateIvfParams), no usable row (cosine), PQ with fewer than 2^nbits rows, or a
   /// FAISS failure (naming it).
+  /// `abandon` (optional) is asked between k-means iterations and distance blocks (FAISS's
+  /// InterruptCallback, answered per training thread, so concurrent trainings are abandoned
+  /// separately); once it returns true, training stops within one iteration's work and Train
+  /// returns Cancelled. It runs on the calling thread and must not block.
   static Result<std::unique_ptr<IvfIndex>> Train(int64_t dim, IvfParams params,
                                                  const float* vectors, int64_t n,
-                                                 uint64_t seed = 42);
+                                                 uint64_t seed = 42,
+                                                 const std::function<bool()>& abandon = {});
 
   /// Indexes rows [0, column.length) of a fixed_size_list<float32>[dim] column under labels
   /// first_label + i. Null vectors, vectors holding a null element and (cosine) zero vectors
