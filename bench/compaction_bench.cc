@@ -15,7 +15,11 @@
 //     SSTables, base data, base index checkpoints, manifests) against the same live rows loaded
 //     fresh into a new table and compacted; again after both tables closed cleanly (their
 //     base index checkpoints then cover every row, BaseTable::CloseWithCheckpoints).
-//  4. Put latency: p50/p99 of puts that overlapped a compaction against puts that did not.
+//  4. Put latency: p50/p99 of puts that overlapped a compaction against puts that did not, at
+//     full speed (every put of steps 1-2) and, after the idle step, paced (bench/paced_writer.h):
+//     upserts of existing ids offered at half the compaction throughput measured during the
+//     load (rows compacted per second of compaction), for STRATA_COMPACTION_BENCH_PACED_SECONDS
+//     (default 120), latency counted from each put's due time.
 //  5. Restart: a child process (this binary, --restart DIR) opens the table and answers one
 //     search: time to first answer, then RSS.
 // Prints one "[figures]" line per measurement and a summary of the targets.
@@ -38,6 +42,7 @@
 
 #include "arrow/builder.h"
 #include "index/index_spec.h"
+#include "paced_writer.h"
 #include "query/vector_search.h"
 #include "table/catalog.h"
 #include "table/primary_key.h"
@@ -56,6 +61,12 @@ constexpr int kCentroids = 1000;
 int64_t NumRows() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_ROWS");
   return s ? std::max<int64_t>(10000, std::atoll(s)) : 1000000;
+}
+
+// Length of the paced-writer step (STRATA_COMPACTION_BENCH_PACED_SECONDS, default 120; 0 skips).
+double PacedSeconds() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_SECONDS");
+  return s ? std::max(0.0, std::atof(s)) : 120.0;
 }
 
 arrow::SchemaPtr Schema() {
@@ -460,6 +471,46 @@ int main(int argc, char** argv) {
         std::chrono::duration<double>(Clock::now() - flushed).count(),
         static_cast<long long>(limit.count()),
         static_cast<unsigned long long>(b->stats.idle_compactions - idle0));
+    std::fflush(stdout);
+  }
+
+  // Paced puts: a load compaction can sustain (half its measured throughput).
+  if (const double secs = PacedSeconds(); secs > 0) {
+    const auto b0 = table->DescribeBase();
+    const double c =
+        b0->stats.compaction_seconds_total > 0
+            ? static_cast<double>(b0->stats.rows_compacted) / b0->stats.compaction_seconds_total
+            : 0;
+    const double rate = std::max(1000.0, 0.5 * c);
+    int64_t retries = 0;
+    const auto r = strata::bench::PacedPuts(
+        rate, kBatch, secs,
+        [&](int64_t i) {
+          std::vector<int64_t> ids;
+          const int64_t first = (i * kBatch) % rows;
+          for (int64_t j = first; j < std::min(rows, first + kBatch); ++j) ids.push_back(j);
+          Status st = table->Insert({Batch(ids, vecs)}).status();
+          while (st.code() == StatusCode::kBackpressure) {
+            ++retries;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            st = table->Insert({Batch(ids, vecs)}).status();
+          }
+          if (!st.ok()) std::fprintf(stderr, "paced put: %s\n", st.ToString().c_str());
+          return st.ok();
+        },
+        [&] { return compacting.load(); });
+    const auto b1 = table->DescribeBase();
+    const double ip99 = Percentile(r.idle_ms, 0.99), dp99 = Percentile(r.during_ms, 0.99);
+    std::printf(
+        "[figures] paced puts at %.0f rows/s (0.5x the compaction throughput %.0f rows/s), "
+        "%.0f s, %llu compactions: idle n %zu p50 %.2f ms p99 %.2f ms; during compaction n %zu "
+        "p50 %.2f ms p99 %.2f ms; p99 ratio %.2f (target <= 2); %lld late starts, %lld retries "
+        "after 503\n",
+        rate, c, r.seconds,
+        static_cast<unsigned long long>(b1->stats.compactions - b0->stats.compactions),
+        r.idle_ms.size(), Percentile(r.idle_ms, 0.5), ip99, r.during_ms.size(),
+        Percentile(r.during_ms, 0.5), dp99, ip99 > 0 ? dp99 / ip99 : 0,
+        static_cast<long long>(r.late), static_cast<long long>(retries));
     std::fflush(stdout);
   }
 
