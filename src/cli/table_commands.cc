@@ -47,6 +47,27 @@ void PrintShards(const nlohmann::json& mw) {
         "%lld)\n",
         Int(s, "writer_epoch"), Int(s, "current_generation"),
         Int(s, "replay_after_wal_entry_position"), Int(s, "wal_entry_position_last_seen"));
+    // The LSM write spec's values for this shard (set_lsm_write_spec/), and the writer
+    // options in force.
+    if (s.contains("spec") && s["spec"].is_object()) {
+      const auto& sp = s["spec"];
+      std::printf("  LSM write spec: %s", sp.value("mode", "?").c_str());
+      if (sp.contains("column")) {
+        std::printf(" on %s, bucket %lld of %lld", sp.value("column", "").c_str(),
+                    Int(sp, "bucket"), Int(sp, "num_buckets"));
+      }
+      std::printf(", maintained indexes %s, writer options %s\n",
+                  sp.value("maintained_indexes", nlohmann::json::array()).dump().c_str(),
+                  sp.value("writer_config_defaults", nlohmann::json::object()).dump().c_str());
+    }
+    if (s.contains("writer_settings") && s["writer_settings"].is_object()) {
+      const auto& w = s["writer_settings"];
+      std::printf(
+          "  writer: durable_write %s, max_memtable_rows %lld, max_memtable_bytes %lld, "
+          "max_memtable_age_ms %lld\n",
+          w.value("durable_write", true) ? "true" : "false", Int(w, "max_memtable_rows"),
+          Int(w, "max_memtable_bytes"), Int(w, "max_memtable_age_ms"));
+    }
     const auto& a = s.value("active", nlohmann::json::object());
     std::printf("  active MemTable: generation %lld, %lld rows, %s, age %lld ms\n",
                 Int(a, "generation"), Int(a, "rows"),

@@ -64,7 +64,8 @@ bool HasJsonBody(const std::string& action, const httplib::Request& http) {
          action == "index/{n}/stats" || action == "explain_plan" || action == "analyze_plan" ||
          action == "add_columns" || action == "alter_columns" || action == "drop_columns" ||
          action == "restore" || action == "tags/version" || action == "tags/create" ||
-         action == "tags/update" || action == "tags/delete" || action == "rename";
+         action == "tags/update" || action == "tags/delete" || action == "rename" ||
+         action == "set_lsm_write_spec";
 }
 
 // A Content-Length header value: decimal digits only, at most `max_body` (RFC 9110 §8.6).
@@ -143,6 +144,8 @@ void DispatchTablePost(ServerContext& ctx, const httplib::Request& http, httplib
   if (action == "tags/delete") return HandleDeleteTag(ctx, req, res);
   if (action == "stats") return HandleStats(ctx, req, res);
   if (action == "rename") return HandleRename(ctx, req, res);
+  if (action == "set_lsm_write_spec") return HandleSetLsmWriteSpec(ctx, req, res);
+  if (action == "unset_lsm_write_spec") return HandleUnsetLsmWriteSpec(ctx, req, res);
   if (IsLaterIssueRoute(action)) {
     return SendError(res, Status::NotSupported(action + "/ is not supported yet by this server"));
   }
@@ -156,9 +159,20 @@ constexpr size_t kMaxRequestIdBytes = 256;
 // JSON write routes the LanceDB client retries with the same x-request-id (PROTOCOL.md
 // §2.2); not insert/ or create/ (their retries use new ids). merge_insert/ is harmless.
 bool IsDedupedAction(const std::string& action) {
-  static const char* const kActions[] = {
-      "update",         "delete",  "create_index", "add_columns", "alter_columns", "drop_columns",
-      "index/{n}/drop", "restore", "tags/create",  "tags/update", "tags/delete",   "merge_insert"};
+  static const char* const kActions[] = {"update",
+                                         "delete",
+                                         "create_index",
+                                         "add_columns",
+                                         "alter_columns",
+                                         "drop_columns",
+                                         "index/{n}/drop",
+                                         "restore",
+                                         "tags/create",
+                                         "tags/update",
+                                         "tags/delete",
+                                         "merge_insert",
+                                         "set_lsm_write_spec",
+                                         "unset_lsm_write_spec"};
   for (const char* a : kActions) {
     if (action == a) return true;
   }

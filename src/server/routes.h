@@ -61,6 +61,13 @@ void HandleAnalyzePlan(ServerContext& ctx, const TableRequest& req, httplib::Res
 /// flush/ and mem_wal/describe/ (PROTOCOL.md §0 extensions, routes_mem_wal.cc).
 void HandleFlush(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// set_lsm_write_spec/ (JSON body, PROTOCOL.md §5.6) and unset_lsm_write_spec/ (no body)
+/// (routes_lsm.cc): 200 {}; 400 naming the field for a bad spec, or "no LSM write spec" for an
+/// unset without one; 501 `not_implemented` for a spec that needs several shards.
+void HandleSetLsmWriteSpec(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+void HandleUnsetLsmWriteSpec(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
+/// SendError, but NotSupported (a multi-shard spec) is 501 `not_implemented`.
+void SendLsmSpecError(httplib::Response& res, const Status& st);
 /// compact/ (DESIGN.md §7): one bounded compaction now; 409 compaction_running when one runs.
 void HandleCompact(ServerContext& ctx, const TableRequest& req, httplib::Response& res);
 /// Index routes of PROTOCOL.md §5.4 (routes_index.cc): create_index/, index/list/,

@@ -96,7 +96,24 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
   nlohmann::json shards = nlohmann::json::array();
   const table::WriterRecoveryInfo recovery = (*t)->RecoveryInfo();
   int64_t memtable_bytes = 0;  // the "memory" object (the same figures as /metrics)
+  // The LSM write spec (null when none is set); each shard lists its values under it.
+  const std::optional<table::LsmWriteSpec> spec = (*t)->GetLsmWriteSpec();
+  nlohmann::json spec_json = nullptr;
+  if (spec) spec_json = nlohmann::json::parse(table::LsmWriteSpecToJson(*spec));
   for (const auto& d : (*t)->DescribeShards()) {
+    // One shard today: unsharded, or bucket 0 of a 1-bucket spec.
+    nlohmann::json shard_spec = nullptr;
+    if (spec) {
+      shard_spec = {{"mode", table::ShardingModeName(spec->mode)},
+                    {"maintained_indexes", spec->maintained_indexes},
+                    {"writer_config_defaults", spec_json["writer_config_defaults"]}};
+      if (spec->mode == table::ShardingMode::kBucket) {
+        shard_spec["column"] = spec->column;
+        shard_spec["num_buckets"] = spec->num_buckets;
+        shard_spec["bucket"] = 0;
+      }
+    }
+    const shard::WriterSettings& w = d.settings;
     nlohmann::json frozen = nlohmann::json::array();
     memtable_bytes += d.active.bytes;
     for (const auto& f : d.frozen) {
@@ -135,9 +152,18 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
                         {"age_ms", d.active.age_ms}}},
                       {"frozen", frozen},
                       {"sstables", sstables},
-                      {"indexes", indexes}});
+                      {"indexes", indexes},
+                      {"spec", shard_spec},
+                      {"writer_settings",
+                       {{"durable_write", w.durable_write},
+                        {"max_memtable_rows", w.max_memtable_rows},
+                        {"max_memtable_bytes", w.max_memtable_bytes},
+                        {"max_memtable_age_ms", w.max_memtable_age_ms},
+                        {"max_unflushed_bytes", w.max_unflushed_bytes},
+                        {"max_frozen_memtables", w.max_frozen_memtables},
+                        {"write_stall_timeout_ms", w.write_stall_timeout_ms}}}});
   }
-  nlohmann::json out = {{"shards", shards}};
+  nlohmann::json out = {{"shards", shards}, {"lsm_write_spec", spec_json}};
   if (auto disk = ctx.catalog->FreeSpace()) {
     out["disk"] = {{"free_bytes", disk->free_bytes},      {"total_bytes", disk->total_bytes},
                    {"min_free_bytes", disk->floor_bytes}, {"below_floor", disk->below},

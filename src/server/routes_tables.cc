@@ -153,11 +153,32 @@ void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response
     Result<std::vector<std::string>> key = table::PrimaryKeyOf(*upload->schema);
     if (!key.ok()) return SendError(res, key.status().WithContext("create"));
   }
+  // ?lsm_write_spec=JSON (the set_lsm_write_spec/ body, URL-encoded): checked against the
+  // new schema and key before anything is created, set right after the create.
+  std::optional<table::LsmWriteSpec> lsm_spec;
+  if (req.http->has_param("lsm_write_spec")) {
+    Result<table::LsmWriteSpec> parsed =
+        table::ParseLsmWriteSpec(req.http->get_param_value("lsm_write_spec"));
+    if (!parsed.ok()) return SendError(res, parsed.status().WithContext("create: lsm_write_spec"));
+    Result<std::vector<std::string>> key = table::PrimaryKeyOf(*upload->schema);
+    Status fits = key.status();
+    if (fits.ok()) {
+      // A new table has no index definitions: maintained_indexes must be empty.
+      fits = table::ValidateLsmWriteSpec(*parsed, {upload->schema.get(), *key, {}});
+    }
+    if (fits.ok()) fits = table::CheckBuildable(*parsed);
+    if (!fits.ok()) return SendLsmSpecError(res, fits.WithContext("create: lsm_write_spec"));
+    lsm_spec = std::move(*parsed);
+  }
   Status limits = CheckWrite(ctx.options.limits, upload->schema.get(), upload->batches, "create");
   if (!limits.ok()) return SendError(res, limits);
   auto created = ctx.catalog->CreateTable(req.database, req.route.table, upload->schema,
                                           upload->batches, mode);
   if (!created.ok()) return SendError(res, created.status());
+  if (lsm_spec) {
+    Status set = (*created)->SetLsmWriteSpec(std::move(lsm_spec));
+    if (!set.ok()) return SendLsmSpecError(res, set.WithContext("create: lsm_write_spec"));
+  }
   SendJson(res, "{}");
 }
 

@@ -74,7 +74,9 @@ bool IsKnownTableAction(std::string_view action) {
                                          "branches/delete",
                                          "flush",
                                          "compact",
-                                         "mem_wal/describe"};
+                                         "mem_wal/describe",
+                                         "set_lsm_write_spec",
+                                         "unset_lsm_write_spec"};
   for (const char* a : kActions) {
     if (action == a) return true;
   }

@@ -259,6 +259,7 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
     STRATA_RETURN_IF_ERROR(index::ValidateIndexSpec(spec, *s.layout.storage_schema));
   }
   s.specs = options.indexes;
+  s.memtable_names = options.memtable_indexes;
 
   // 1. Claim: writer_epoch + 1. From here on an older writer fails its next manifest commit.
   STRATA_ASSIGN_OR_RETURN(s.manifest, s.manifests->Claim());
@@ -308,7 +309,7 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
     for (auto it = replayed.rbegin(); it != replayed.rend(); ++it) {
       const GenPtr& g = *it;
       if (!g->mt->IndexEntries().empty() || g->mt->num_rows() == 0) continue;
-      for (const auto& spec : s.specs) {
+      for (const auto& spec : s.MemTableSpecs()) {
         auto entry = g->mt->AddIndex(spec);
         if (!entry.ok()) return entry.status().WithContext("shard '" + s.shard_id + "'");
         if (!(*entry)->complete.load()) s.index_tasks.push_back({g, *entry, nullptr, spec});
@@ -764,13 +765,14 @@ void ShardWriter::close() {
     s.cv.notify_all();
   }
   if (s.flusher.joinable()) s.flusher.join();
+  const bool syncer_ran = s.syncer.joinable();  // the writer was non-durable at some point
   if (s.syncer.joinable()) s.syncer.join();
   if (s.indexer.joinable()) s.indexer.join();
   // Non-durable puts (durable_write=false) return once their WAL append is queued; the syncer
   // returns as soon as it sees `closed`, so appends queued while it was inside its last Sync
   // would be dropped unwritten by ~WalWriter. Puts fail once `closed` is set (under mu), so
   // this Sync covers every put that returned OK.
-  if (!s.options.durable_write && s.wal) {
+  if (syncer_ran && s.wal) {
     Status synced = s.wal->Sync();
     if (!synced.ok()) {
       spdlog::error("closing shard '{}': WAL sync of non-durable puts failed: {}", s.shard_id,
@@ -992,7 +994,8 @@ Status ShardWriter::SetIndexes(std::vector<index::IndexSpec> new_specs) {
   }
   s.specs = std::move(new_specs);
   for (const auto& spec : added) {
-    for (const auto& g : gens) {
+    // A definition the MemTables do not keep is built at flush (FlushOne) and for SSTables.
+    for (const auto& g : s.MemTableKeeps(spec) ? gens : std::vector<GenPtr>{}) {
       auto entry = g->mt->AddIndex(spec);
       if (!entry.ok()) {
         spdlog::error("shard '{}': index '{}' not added to generation {}: {}", s.shard_id,
@@ -1065,6 +1068,7 @@ void ShardWriter::Impl::IndexerLoop() {
     IndexTask task = std::move(index_tasks.front());
     index_tasks.pop_front();
     if (!SpecCurrent(task.spec)) continue;
+    if (task.entry != nullptr && !MemTableKeeps(task.spec)) continue;  // dropped from MemTables
     indexer_busy = true;
     lock.unlock();
     RunIndexTask(task);
@@ -1184,6 +1188,7 @@ ShardDescription ShardWriter::Describe() const {
   for (const auto& i : s.active->mt->DescribeIndexes()) {
     d.indexes.push_back({i.kind, i.column, i.name, i.rows_indexed});
   }
+  d.settings = s.SettingsLocked();
   d.state = s.closed                                         ? "closed"
             : s.sticky.code() == StatusCode::kFenced         ? "fenced"
             : s.sticky.code() == StatusCode::kWriterPoisoned ? "poisoned"

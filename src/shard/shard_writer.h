@@ -102,6 +102,11 @@ struct ShardWriterOptions {
   bool start_flusher = true;
   /// Maintained index definitions (DESIGN.md §5); SetIndexes changes them later.
   std::vector<index::IndexSpec> indexes;
+  /// Names of the definitions the MemTables keep in their IndexStore (an LSM write spec's
+  /// maintained_indexes); nullopt: every definition. The others are still written into every
+  /// SSTable (built from the rows at flush) and into the base; queries scan MemTables that lack
+  /// them. Names without a definition are ignored. SetMemTableIndexes changes it later.
+  std::optional<std::vector<std::string>> memtable_indexes;
   /// Called (from the flusher thread, no lock held) after each flush publishes an SSTable: the
   /// table wakes its compactor. Must not call back into this writer's write path.
   std::function<void()> on_publish;
@@ -167,6 +172,17 @@ struct IndexInfo {
   int64_t rows_indexed = 0;
 };
 
+/// The writer options in force (ShardWriterOptions fields; Retune changes them).
+struct WriterSettings {
+  bool durable_write = true;
+  int64_t max_memtable_rows = 0;
+  int64_t max_memtable_bytes = 0;
+  int64_t max_memtable_age_ms = 0;
+  int64_t max_unflushed_bytes = 0;
+  int64_t max_frozen_memtables = 0;
+  int64_t write_stall_timeout_ms = 0;
+};
+
 /// The state of a shard for `mem_wal/describe/` (PROTOCOL.md §0).
 struct ShardDescription {
   std::string shard_id;
@@ -178,6 +194,7 @@ struct ShardDescription {
   std::vector<MemTableInfo> frozen;   // oldest first
   std::vector<SSTableInfo> sstables;  // ascending generation
   std::vector<IndexInfo> indexes;
+  WriterSettings settings;
   std::string state;         // "open", "fenced", "poisoned", "closed"
   std::string state_reason;  // the sticky error's message ("" when open)
   int64_t state_age_ms = 0;  // milliseconds since the writer opened or entered `state`
@@ -319,6 +336,19 @@ class ShardWriter {
   Status SetIndexes(std::vector<index::IndexSpec> specs);
   /// Per definition: rows of sources whose index is complete vs not (index/{n}/stats/).
   std::vector<IndexProgress> IndexProgressAll() const;
+  /// Replaces ShardWriterOptions::memtable_indexes: definitions no longer kept are dropped
+  /// from every MemTable (flush builds them from the rows); newly kept ones are added to every
+  /// MemTable and backfilled in the background. Errors: Invalid after close().
+  Status SetMemTableIndexes(std::optional<std::vector<std::string>> names);
+  /// Applies the tunable fields of `options` (durable_write, the seal triggers
+  /// max_memtable_rows / _bytes / _age, max_unflushed_bytes, max_frozen_memtables,
+  /// write_stall_timeout) from the next put on; the active MemTable seals at once when it is
+  /// already past a lowered trigger. Change durable_write only with no put in flight (a
+  /// switch back to durable first waits for the syncer to settle the non-durable appends).
+  /// Errors: Invalid for a row / byte limit below 1 or after close() (nothing changes).
+  Status Retune(const ShardWriterOptions& options);
+  /// The tunable options in force (see Retune).
+  WriterSettings settings() const;
 
   /// Returns OK once no MemTable is frozen. Under sustained writes it may never return.
   /// Errors: Timeout; WriterPoisoned; Fenced.

@@ -9,6 +9,8 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -84,8 +86,25 @@ struct ShardWriter::Impl {
     index::IndexSpec spec;
   };
   std::vector<index::IndexSpec> specs;  // guarded by mu: current definitions
-  std::deque<IndexTask> index_tasks;    // guarded by mu
-  bool indexer_busy = false;            // guarded by mu
+  /// Names of the definitions the MemTables keep (options.memtable_indexes; nullopt: all).
+  std::optional<std::vector<std::string>> memtable_names;  // guarded by mu
+  bool MemTableKeeps(const index::IndexSpec& spec) const {
+    if (!memtable_names) return true;
+    for (const auto& n : *memtable_names) {
+      if (n == spec.name) return true;
+    }
+    return false;
+  }
+  /// The definitions a MemTable keeps. Holds mu.
+  std::vector<index::IndexSpec> MemTableSpecs() const {
+    std::vector<index::IndexSpec> out;
+    for (const auto& spec : specs) {
+      if (MemTableKeeps(spec)) out.push_back(spec);
+    }
+    return out;
+  }
+  std::deque<IndexTask> index_tasks;  // guarded by mu
+  bool indexer_busy = false;          // guarded by mu
 
   // Read cache: `visible_epoch` bumps on every visible change (OnDurable, seal, publish).
   std::atomic<uint64_t> visible_epoch{1};
@@ -105,12 +124,24 @@ struct ShardWriter::Impl {
     mo.generation = generation;
     mo.key_columns = layout.key_columns;
     mo.tombstone_column = layout.tombstone_column;
-    if (with_indexes) mo.indexes = specs;
+    if (with_indexes) mo.indexes = MemTableSpecs();
     STRATA_ASSIGN_OR_RETURN(auto mt, memtable::MemTable::Make(layout.storage_schema, mo));
     auto g = std::make_shared<GenState>();
     g->generation = generation;
     g->mt = std::move(mt);
     return g;
+  }
+  /// The tunable options in force. Holds mu.
+  WriterSettings SettingsLocked() const {
+    WriterSettings w;
+    w.durable_write = options.durable_write;
+    w.max_memtable_rows = options.max_memtable_rows;
+    w.max_memtable_bytes = options.max_memtable_bytes;
+    w.max_memtable_age_ms = options.max_memtable_age.count();
+    w.max_unflushed_bytes = options.max_unflushed_bytes;
+    w.max_frozen_memtables = options.max_frozen_memtables;
+    w.write_stall_timeout_ms = options.write_stall_timeout.count();
+    return w;
   }
   int64_t UnflushedBytes() const {
     int64_t b = active->mt->total_bytes();

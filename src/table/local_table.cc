@@ -63,7 +63,9 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
                               std::to_string(manifest.shard_ids_size()) +
                               " shards; this build handles exactly 1");
   }
-  shard::ShardWriterOptions shard_options = t->options_;
+  auto opened_options = t->ShardOptionsFor(manifest);  // the LSM write spec's, if any
+  if (!opened_options.ok()) return opened_options.status();
+  shard::ShardWriterOptions shard_options = std::move(*opened_options);
   auto base = t->OpenBase(manifest.base(), t->schema_, manifest.shard_ids(0), &shard_options);
   if (!base.ok()) return base.status().WithContext("table '" + t->name_ + "'");
   auto writer = shard::ShardWriter::Open(t->store_, t->prefix_, manifest.shard_ids(0), t->schema_,
@@ -217,7 +219,8 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.clear_primary_key();
   for (const auto& k : fresh_options.primary_key) m.add_primary_key(k);
   m.clear_index_specs_json();
-  m.clear_base();  // the fresh shard holds every row
+  m.clear_lsm_write_spec();  // like the index definitions: the schema and key may change
+  m.clear_base();            // the fresh shard holds every row
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
   Status committed = format::CommitTableManifest(*store_, prefix_, m);

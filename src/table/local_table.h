@@ -78,6 +78,10 @@ class LocalTable : public Table {
   std::vector<IndexStatus> ListIndexes() const override;
   Result<base::CompactionResult> Compact(shard::Deadline deadline) override;
   std::optional<BaseDescription> DescribeBase() const override;
+  // LSM write spec: defined in local_table_lsm.cc.
+  std::optional<LsmWriteSpec> GetLsmWriteSpec() const override;
+  /// Takes write_mu_ and mu_ exclusively (as a read-modify-write: puts wait for it).
+  Status SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) override;
   Result<base::GcStats> CollectGarbage() override;
   /// Defined in local_table_rewrite.cc; see Table::RewriteColumns.
   Result<uint64_t> RewriteColumns(
@@ -148,6 +152,10 @@ class LocalTable : public Table {
   Status CommitBase(const base::BaseTable* b, const format::BaseTable& next,
                     const std::function<Status()>& install);
   Status CheckNotDropped() const;
+  /// options_ with what manifest `m` says for its shard: primary key, index definitions and,
+  /// when it holds an LSM write spec, its writer_config_defaults and maintained_indexes
+  /// (local_table_lsm.cc). Errors: Corruption for a manifest whose specs do not parse.
+  Result<shard::ShardWriterOptions> ShardOptionsFor(const format::TableManifest& m) const;
   /// The base's write throttle (base/write_throttle.h) for a write of `rows` rows: waits while
   /// compaction is behind. Call with no lock of this table held except write_mu_.
   /// Errors: NotFound (dropped); Backpressure at the write stall timeout.

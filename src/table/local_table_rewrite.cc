@@ -101,9 +101,33 @@ Result<uint64_t> LocalTable::RewriteColumns(
   STRATA_RETURN_IF_ERROR(ValidateRewrite(rewrite));
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*rewrite.schema));
 
-  shard::ShardWriterOptions fresh_options = options_;
-  fresh_options.primary_key = rewrite.primary_key;
-  fresh_options.indexes = rewrite.indexes;
+  // The LSM write spec stays when it still fits the new layout (else it is dropped, as an
+  // overwrite drops it): its writer options and maintained indexes apply to the fresh shard.
+  format::TableManifest spec_holder;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (manifest_.has_lsm_write_spec()) {
+      *spec_holder.mutable_lsm_write_spec() = manifest_.lsm_write_spec();
+    }
+  }
+  if (spec_holder.has_lsm_write_spec()) {
+    auto spec = LsmWriteSpecFromProto(spec_holder.lsm_write_spec());
+    Status fits = spec.status();
+    if (fits.ok()) {
+      fits = ValidateLsmWriteSpec(
+          *spec, LsmSpecTarget{rewrite.schema.get(), rewrite.primary_key, rewrite.indexes});
+    }
+    if (!fits.ok()) {
+      spdlog::warn("table '{}': the column change drops the LSM write spec: {}", name_,
+                   fits.ToString());
+      spec_holder.clear_lsm_write_spec();
+    }
+  }
+  for (const auto& k : rewrite.primary_key) spec_holder.add_primary_key(k);
+  for (const auto& spec : rewrite.indexes) {
+    spec_holder.add_index_specs_json(index::IndexSpecToJson(spec));
+  }
+  STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions fresh_options, ShardOptionsFor(spec_holder));
   STRATA_ASSIGN_OR_RETURN(auto fresh_base, OpenBase({}, rewrite.schema, "", &fresh_options));
   const std::string shard_id = format::RandomUuid();
   STRATA_ASSIGN_OR_RETURN(auto fresh, shard::ShardWriter::Open(store_, prefix_, shard_id,
@@ -163,6 +187,8 @@ Result<uint64_t> LocalTable::RewriteColumns(
   for (const auto& k : rewrite.primary_key) m.add_primary_key(k);
   m.clear_index_specs_json();
   for (const auto& spec : rewrite.indexes) m.add_index_specs_json(index::IndexSpecToJson(spec));
+  m.clear_lsm_write_spec();
+  if (spec_holder.has_lsm_write_spec()) *m.mutable_lsm_write_spec() = spec_holder.lsm_write_spec();
   m.clear_base();  // the fresh shard holds every row
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);

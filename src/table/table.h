@@ -15,6 +15,7 @@
 #include "base/base_table.h"
 #include "common/status.h"
 #include "shard/shard_writer.h"
+#include "table/lsm_write_spec.h"
 
 namespace strata::table {
 
@@ -166,6 +167,19 @@ class Table {
   }
   /// The base table, or nullopt for tables without one.
   virtual std::optional<BaseDescription> DescribeBase() const { return std::nullopt; }
+
+  /// The table's LSM write spec (PROTOCOL.md §5.6), or nullopt when none is set.
+  virtual std::optional<LsmWriteSpec> GetLsmWriteSpec() const { return std::nullopt; }
+  /// Sets (`spec`) or unsets (nullopt) the LSM write spec in a new table manifest (the table
+  /// version is unchanged) and applies it to the shard writer: writer_config_defaults over the
+  /// server's writer options, maintained_indexes as the MemTables' index set (unset: the
+  /// server options and every definition again). Errors (nothing changes): Invalid from
+  /// ValidateLsmWriteSpec, or "no LSM write spec is set" for an unset without one;
+  /// NotSupported from CheckBuildable (a multi-shard spec); NotFound (dropped); IOError.
+  virtual Status SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
+    (void)spec;
+    return Status::NotSupported("LSM write specs are not supported by this table");
+  }
 
   virtual const std::string& name() const = 0;
   virtual arrow::SchemaPtr schema() const = 0;

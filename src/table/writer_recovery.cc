@@ -191,13 +191,8 @@ Result<bool> LocalTable::RecoverWriter() {
   }
 
   // 3. The ordinary open path: base from the manifest, then the shard (new epoch, replay).
-  shard::ShardWriterOptions opts = options_;
-  opts.primary_key.assign(m.primary_key().begin(), m.primary_key().end());
-  opts.indexes.clear();
-  for (const auto& j : m.index_specs_json()) {
-    STRATA_ASSIGN_OR_RETURN(auto spec, index::IndexSpecFromJson(j));
-    opts.indexes.push_back(std::move(spec));
-  }
+  // The manifest's key, index definitions and LSM write spec (writer options).
+  STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions opts, ShardOptionsFor(m));
   auto base = OpenBase(m.base(), schema, shard_id, &opts);
   if (!base.ok()) return base.status().WithContext("reopen of the base");
   auto writer = shard::ShardWriter::Open(store_, prefix_, shard_id, schema, opts);

@@ -424,7 +424,15 @@ function pageLsm(tableName) {
       header.replaceChildren("table ", sel, flushBtn, compactBtn, el("label", {}, auto, " auto-refresh (2 s)"), stamp);
       const load = async () => {
         const d = await api.tablePost(tableName, "mem_wal/describe", {});
+        const spec = d.lsm_write_spec;
         out.replaceChildren(
+          el(
+            "p",
+            { class: "muted", id: "lsm-spec" },
+            spec
+              ? `LSM write spec: ${spec.sharding.mode}${spec.sharding.column ? ` on ${spec.sharding.column}` : ""}${spec.sharding.num_buckets ? `, ${spec.sharding.num_buckets} bucket(s)` : ""}; maintained indexes ${JSON.stringify(spec.maintained_indexes)}; writer options ${JSON.stringify(spec.writer_config_defaults)}`
+              : "LSM write spec: none (server writer options, every index in the MemTables)",
+          ),
           ...d.shards.map(renderShard),
           el("h3", {}, "Base table"),
           renderBase(d.base),

@@ -1,0 +1,93 @@
+// LocalTable's LSM write spec (table.h SetLsmWriteSpec; docs/SHARDING.md): kept in the table
+// manifest (lsm_write_spec), applied to the one shard writer: writer_config_defaults over the
+// server's writer options, maintained_indexes as the MemTables' index set.
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+#include "common/wall_clock.h"
+#include "format/table_manifest.h"
+#include "index/column_index.h"
+#include "table/local_table.h"
+#include "table/writer_config.h"
+
+namespace strata::table {
+
+Result<shard::ShardWriterOptions> LocalTable::ShardOptionsFor(
+    const format::TableManifest& m) const {
+  shard::ShardWriterOptions o = options_;
+  o.primary_key.assign(m.primary_key().begin(), m.primary_key().end());
+  o.indexes.clear();
+  for (const auto& j : m.index_specs_json()) {
+    auto spec = index::IndexSpecFromJson(j);
+    if (!spec.ok()) return spec.status().WithContext("table '" + name_ + "' manifest");
+    o.indexes.push_back(std::move(*spec));
+  }
+  o.memtable_indexes.reset();
+  if (m.has_lsm_write_spec()) {
+    auto spec = LsmWriteSpecFromProto(m.lsm_write_spec());
+    if (!spec.ok()) return spec.status().WithContext("table '" + name_ + "' manifest");
+    Status applied = ApplyWriterConfig(spec->writer_config_defaults, &o);
+    if (!applied.ok()) {
+      return Status::Corruption("table '" + name_ + "' manifest: " + applied.message());
+    }
+    o.memtable_indexes = spec->maintained_indexes;
+  }
+  return o;
+}
+
+std::optional<LsmWriteSpec> LocalTable::GetLsmWriteSpec() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (dropped_ || !manifest_.has_lsm_write_spec()) return std::nullopt;
+  auto spec = LsmWriteSpecFromProto(manifest_.lsm_write_spec());
+  if (!spec.ok()) return std::nullopt;
+  return *spec;
+}
+
+Status LocalTable::SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
+  // write_mu_ exclusively: no put runs while the writer options change, and a column rewrite
+  // or a writer reopen (which read the spec before they swap a shard in) never interleaves.
+  std::unique_lock<std::shared_mutex> write_lock(write_mu_);
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  STRATA_RETURN_IF_ERROR(CheckNotDropped());
+  if (!spec) {
+    if (!manifest_.has_lsm_write_spec()) {
+      return Status::Invalid("table '" + name_ + "' has no LSM write spec to unset");
+    }
+  } else {
+    LsmSpecTarget target;
+    target.schema = schema_.get();
+    target.primary_key.assign(manifest_.primary_key().begin(), manifest_.primary_key().end());
+    for (const auto& j : manifest_.index_specs_json()) {
+      STRATA_ASSIGN_OR_RETURN(auto s, index::IndexSpecFromJson(j));
+      target.indexes.push_back(std::move(s));
+    }
+    STRATA_RETURN_IF_ERROR(ValidateLsmWriteSpec(*spec, target));
+    STRATA_RETURN_IF_ERROR(CheckBuildable(*spec));
+  }
+  format::TableManifest m = manifest_;
+  m.set_version(manifest_.version() + 1);
+  m.set_created_at_micros(WallClockMicros());
+  // The rows do not change: base_version (hence the table version) stays.
+  if (spec) {
+    *m.mutable_lsm_write_spec() = LsmWriteSpecToProto(*spec);
+  } else {
+    m.clear_lsm_write_spec();
+  }
+  STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions options, ShardOptionsFor(m));
+  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m)
+                             .WithContext("LSM write spec of table '" + name_ + "'"));
+  manifest_ = std::move(m);
+  NoteCommit();
+  // One shard today (CheckBuildable): the spec's options go to its writer.
+  Status tuned = shard_->Retune(options);
+  if (tuned.ok()) tuned = shard_->SetMemTableIndexes(options.memtable_indexes);
+  if (!tuned.ok()) {
+    // The manifest holds the spec: a reopen applies it.
+    spdlog::error("table '{}': LSM write spec committed but not applied: {}", name_,
+                  tuned.ToString());
+  }
+  return Status::OK();
+}
+
+}  // namespace strata::table
