@@ -42,11 +42,13 @@
 #include <vector>
 
 #include "arrow/builder.h"
+#include "clustered_rows.h"
 #include "index/index_spec.h"
 #include "paced_writer.h"
 #include "query/vector_search.h"
 #include "table/catalog.h"
 #include "table/primary_key.h"
+#include "usage.h"
 
 extern char** environ;
 
@@ -54,10 +56,16 @@ namespace {
 
 using namespace strata;  // NOLINT
 using Clock = std::chrono::steady_clock;
+using strata::bench::Batch;
+using strata::bench::Describe;
+using strata::bench::DiskBytes;
+using strata::bench::kDim;
+using strata::bench::Keys;
+using strata::bench::ResidentBytes;
+using strata::bench::Schema;
+using strata::bench::Vectors;
 
-constexpr int32_t kDim = 128;
 constexpr int64_t kBatch = 1000;
-constexpr int kCentroids = 1000;
 
 int64_t NumRows() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_ROWS");
@@ -74,52 +82,6 @@ bool FreshCompare() {
 double PacedSeconds() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_SECONDS");
   return s ? std::max(0.0, std::atof(s)) : 120.0;
-}
-
-arrow::SchemaPtr Schema() {
-  auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
-      arrow::field("id", arrow::int64(), false),
-      arrow::field("vec", arrow::fixed_size_list(arrow::field("item", arrow::float32()), kDim))});
-  return *table::DeclarePrimaryKey(s, {"id"});
-}
-
-class Vectors {
- public:
-  Vectors() : rng_(42), centroids_(kCentroids * kDim) {
-    std::uniform_real_distribution<float> u(-1, 1);
-    for (float& x : centroids_) x = u(rng_);
-  }
-  std::vector<float> Next() {
-    std::normal_distribution<float> n(0, 0.1f);
-    const size_t c = rng_() % kCentroids;
-    std::vector<float> v(kDim);
-    for (int d = 0; d < kDim; ++d) v[d] = centroids_[c * kDim + d] + n(rng_);
-    return v;
-  }
-
- private:
-  std::mt19937_64 rng_;
-  std::vector<float> centroids_;
-};
-
-arrow::RecordBatchPtr Batch(const std::vector<int64_t>& ids, Vectors& vecs) {
-  arrow::RecordBatchBuilder b(Schema());
-  for (int64_t id : ids) {
-    (void)b.column(0)->AppendInt(id);
-    const std::vector<float> v = vecs.Next();
-    (void)b.column(1)->child(0)->AppendFloats(v.data(), kDim);
-    (void)b.column(1)->AppendValid();
-  }
-  return *b.Finish();
-}
-
-arrow::RecordBatchPtr Keys(const std::vector<int64_t>& ids) {
-  std::vector<std::optional<int64_t>> idv(ids.begin(), ids.end());
-  auto schema = std::make_shared<arrow::Schema>(
-      std::vector<arrow::FieldPtr>{arrow::field("id", arrow::int64(), false)});
-  return std::make_shared<arrow::RecordBatch>(
-      schema, static_cast<int64_t>(ids.size()),
-      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(idv)});
 }
 
 // STRATA_COMPACTION_BENCH_INDEX: the requested vector index type (default HNSW, the float
@@ -178,48 +140,6 @@ double Recall(table::Table& t, Vectors& probe, int n = 100) {
   return total > 0 ? static_cast<double>(hits) / static_cast<double>(total) : -1;
 }
 
-std::map<std::string, int64_t> DiskBytes(const std::string& dir) {
-  std::map<std::string, int64_t> out;
-  // Garbage collection may remove files while this walks: skip what vanished.
-  std::error_code walk;
-  for (auto it = std::filesystem::recursive_directory_iterator(dir, walk);
-       !walk && it != std::filesystem::recursive_directory_iterator(); it.increment(walk)) {
-    const auto& e = *it;
-    std::error_code ec;
-    if (!e.is_regular_file(ec) || ec) continue;
-    const auto size = e.file_size(ec);
-    if (ec) continue;
-    const std::string p = e.path().string();
-    std::string kind = "other";
-    if (p.find("/_mem_wal/") != std::string::npos) {
-      kind = p.find("/wal/") != std::string::npos        ? "wal"
-             : p.find("/manifest/") != std::string::npos ? "manifests"
-                                                         : "sstables";
-    } else if (p.find("/data/") != std::string::npos) {
-      kind = "base_data";
-    } else if (p.find("/_deletions/") != std::string::npos) {
-      kind = "base_deletions";
-    } else if (p.find("/_indices/") != std::string::npos) {
-      kind = "base_index";
-    } else if (p.find("/_versions/") != std::string::npos) {
-      kind = "manifests";
-    }
-    out[kind] += static_cast<int64_t>(size);
-    out["total"] += static_cast<int64_t>(size);
-  }
-  return out;
-}
-
-std::string Describe(const std::map<std::string, int64_t>& bytes) {
-  std::string s;
-  for (const auto& [k, v] : bytes) {
-    char buf[96];
-    std::snprintf(buf, sizeof(buf), " %s %.1f MB", k.c_str(), static_cast<double>(v) / 1e6);
-    s += buf;
-  }
-  return s;
-}
-
 double SearchQps(table::Table& t, Vectors& probe, int n = 300) {
   const table::TableSnapshot snap = t.Snapshot();
   std::vector<std::vector<float>> qs;
@@ -243,15 +163,6 @@ double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
-
-int64_t ResidentBytes() {
-  std::FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return -1;
-  unsigned long long size = 0, resident = 0;
-  const int n = std::fscanf(f, "%llu %llu", &size, &resident);
-  std::fclose(f);
-  return n == 2 ? static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE) : -1;
 }
 
 // --restart DIR: open, answer one search, print time and RSS.
