@@ -71,4 +71,27 @@ inline int64_t ResidentBytes() {
   return n == 2 ? static_cast<int64_t>(resident) * sysconf(_SC_PAGESIZE) : -1;
 }
 
+/// This process's resident bytes by kind from /proc/self/status (RssAnon: heap and anonymous
+/// maps, what the process needs; RssFile: pages of mapped files such as the base data, clean
+/// and evictable page cache; RssShmem); -1 each when unreadable.
+struct ResidentSplit {
+  int64_t anon = -1, file = -1, shmem = -1;
+};
+inline ResidentSplit ResidentBytesByKind() {
+  ResidentSplit out;
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return out;
+  char line[256];
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    unsigned long long kb = 0;
+    if (std::sscanf(line, "RssAnon: %llu kB", &kb) == 1) out.anon = static_cast<int64_t>(kb) * 1024;
+    if (std::sscanf(line, "RssFile: %llu kB", &kb) == 1) out.file = static_cast<int64_t>(kb) * 1024;
+    if (std::sscanf(line, "RssShmem: %llu kB", &kb) == 1) {
+      out.shmem = static_cast<int64_t>(kb) * 1024;
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+
 }  // namespace strata::bench

@@ -183,6 +183,11 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
       io.k = source_want;
       io.nprobes = options.nprobes.value_or(20);
       io.refine_factor = options.refine_factor.value_or(0);
+      // Without distance bounds accept() is a bit test whose pass rate is known exactly.
+      if (!bounded && source.num_rows > 0) {
+        io.accept_fraction =
+            static_cast<double>(accepted.count()) / static_cast<double>(source.num_rows);
+      }
       STRATA_ASSIGN_OR_RETURN(std::vector<index::Neighbor> found,
                               ivf.Search(options.query.data(), io, accept, vector_of));
       const int64_t partitions = ivf.params().num_partitions;

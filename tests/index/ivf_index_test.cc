@@ -407,6 +407,62 @@ TEST(IvfIndexTest, AcceptFilterNeverReturnsRejectedLabels) {
   }
 }
 
+// accept_fraction >= 0.5: accept() is tested on the candidates only, and the answer is the
+// one a per-code scan gives; a wrong (too high) hint falls back to the per-code scan.
+TEST(IvfIndexTest, AcceptAfterScanGivesThePerCodeAnswerWithFewerCalls) {
+  auto& d = Data();
+  for (IvfType type : {IvfType::kIvfFlat, IvfType::kIvfPq}) {
+    SCOPED_TRACE(IvfTypeName(type));
+    IvfIndex& idx = Built(type);
+    int64_t calls = 0;
+    const auto every_tenth_dead = [&calls](int64_t label) {
+      ++calls;
+      return label % 10 != 7;
+    };
+    for (int64_t refine : {0, 10}) {
+      IvfIndex::SearchOptions per_code, after;
+      per_code.refine_factor = after.refine_factor = refine;
+      after.accept_fraction = 0.9;
+      int64_t per_code_calls = 0, after_calls = 0;
+      for (int qi = 0; qi < 20; ++qi) {
+        const float* q = &d.queries[static_cast<size_t>(qi * kDim)];
+        calls = 0;
+        auto want = idx.Search(q, per_code, every_tenth_dead, d.VectorOf()).value();
+        per_code_calls += calls;
+        calls = 0;
+        auto got = idx.Search(q, after, every_tenth_dead, d.VectorOf()).value();
+        after_calls += calls;
+        ASSERT_EQ(got.size(), 10u);
+        ASSERT_EQ(want.size(), 10u);
+        for (size_t j = 0; j < got.size(); ++j) {
+          EXPECT_NE(got[j].label % 10, 7);
+          EXPECT_EQ(got[j].distance, want[j].distance) << "query " << qi << " rank " << j;
+        }
+      }
+      // Per code: every code of 20 partitions; after: at most (k * refine / 0.9) * 1.25 + 16
+      // candidates per query.
+      const int64_t fetch = 10 * std::max<int64_t>(1, refine);
+      EXPECT_LE(after_calls, 20 * static_cast<int64_t>(fetch / 0.9 * 1.25 + 17));
+      EXPECT_GT(per_code_calls, 5 * after_calls);
+    }
+    // The hint says 0.9 but only one label in 50 passes: the fallback scan still finds k.
+    IvfIndex::SearchOptions wrong;
+    wrong.accept_fraction = 0.9;
+    const auto rare = [](int64_t label) { return label % 50 == 0; };
+    IvfIndex::SearchOptions plain;
+    for (int qi = 0; qi < 5; ++qi) {
+      const float* q = &d.queries[static_cast<size_t>(qi * kDim)];
+      auto got = idx.Search(q, wrong, rare, d.VectorOf()).value();
+      auto want = idx.Search(q, plain, rare, d.VectorOf()).value();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t j = 0; j < got.size(); ++j) {
+        EXPECT_EQ(got[j].label % 50, 0);
+        EXPECT_EQ(got[j].distance, want[j].distance);
+      }
+    }
+  }
+}
+
 TEST(IvfIndexTest, RefineReturnsExactDistancesAndDropsUnknownVectors) {
   auto& d = Data();
   IvfIndex& idx = Built(IvfType::kIvfPq);

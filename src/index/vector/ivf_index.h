@@ -160,13 +160,23 @@ class IvfIndex {
     int64_t refine_factor = 0;  // >= 0; 0: no refine; else k*refine_factor candidates re-ranked
     int64_t ef = 0;  // >= 0; IVF_HNSW_*: HNSW breadth over centroids (0: max(64, 2*nprobes),
                      // and never below nprobes); ignored by the other types
+    /// The caller's estimate of the fraction of indexed labels `accept` admits (in [0, 1]).
+    /// At kAcceptAfterScanMinFraction or more, `accept` is called on the candidates after
+    /// the scan (k * max(1, refine_factor) / fraction * 1.25 + 16 of them) instead of on
+    /// every scanned code, and the scan is repeated with it per code when fewer than
+    /// k * max(1, refine_factor) candidates pass; the answer is then the same set of
+    /// accepted labels as a per-code scan would rank first (up to PQ ties). Below it, and
+    /// when accept is empty, the hint is ignored.
+    double accept_fraction = 0.0;
   };
+  /// See SearchOptions::accept_fraction.
+  static constexpr double kAcceptAfterScanMinFraction = 0.5;
   /// The k nearest accepted labels, best first (ties: lower label first); fewer when fewer are
   /// indexed / accepted in the probed partitions. `accept` (may be empty) filters labels
   /// during the scan (a FAISS IDSelector in SearchParametersIVF::sel: rejected rows never take
-  /// a slot). `vector_of(label)` returns the label's dim floats or nullptr (candidate dropped);
-  /// it is required when refine_factor > 0 and then the distances are exact (distance.h).
-  /// `query` has dim finite floats (cosine: any non-zero norm).
+  /// a slot), or after it (SearchOptions::accept_fraction). `vector_of(label)` returns the label's
+  /// dim floats or nullptr (candidate dropped); it is required when refine_factor > 0 and then the
+  /// distances are exact (distance.h). `query` has dim finite floats (cosine: any non-zero norm).
   /// Errors: Invalid (bad option, non-finite or zero-under-cosine query, refine without
   /// vector_of), Internal for a FAISS failure.
   Result<std::vector<Neighbor>> Search(
