@@ -167,7 +167,8 @@ double Percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
 }
 
-// --restart DIR: open, answer one search, print time and RSS.
+// --restart DIR: open, answer one search (waiting for the index checkpoints to load, as the
+// server does), print time and RSS.
 int RestartChild(const std::string& dir) {
   const auto t0 = Clock::now();
   auto catalog = table::Catalog::Open(dir);
@@ -179,6 +180,7 @@ int RestartChild(const std::string& dir) {
   o.query = probe.Next();
   o.k = 10;
   o.refine_factor = Refine();
+  (*t)->AwaitIndexLoads();  // as the server's query/ does (--index-load-wait-ms)
   auto r = query::VectorSearch((*t)->Snapshot(), o);
   if (!r.ok() || r->num_rows != 10) return 4;
   const double first = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -118,9 +118,23 @@ void BaseTable::BuildIndexes() {
     if (installed != nullptr && installed->rows_indexed() >= rows && !retrain) continue;
     BuildIndex(spec, retrain);
   }
+  // Every definition of this pass was handled: none has a checkpoint load left to wait for.
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& spec : specs) checkpoint_loads_.erase(spec.uuid);
+  cv_.notify_all();
 }
 
 void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
+  // However this build ends (installed, failed, abandoned), a query waiting for this
+  // definition's checkpoint load (AwaitCheckpointLoads) stops waiting.
+  struct LoadDone {
+    BaseTable* t;
+    const std::string& uuid;
+    ~LoadDone() {
+      std::lock_guard<std::mutex> lock(t->mu_);
+      if (t->checkpoint_loads_.erase(uuid) > 0) t->cv_.notify_all();
+    }
+  } load_done{this, spec.uuid};
   const auto t0 = std::chrono::steady_clock::now();
   const arrow::SchemaPtr& schema = source_->storage_schema();
   shard::BaseSource::State st = source_->CurrentState();

@@ -95,6 +95,11 @@ void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcF
   shard_ = shard;
   commit_ = std::move(commit);
   gc_ = std::move(gc);
+  for (const auto& c : state_.indexes()) {
+    for (const auto& spec : specs_) {
+      if (c.name() == spec.name && c.uuid() == spec.uuid) checkpoint_loads_.insert(spec.uuid);
+    }
+  }
   thread_ = std::thread([this] { MaintenanceLoop(); });
   builder_ = std::thread([this] { IndexBuilderLoop(); });
 }
@@ -107,6 +112,7 @@ void BaseTable::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    checkpoint_loads_.clear();
     cv_.notify_all();
     thread = std::move(thread_);
     builder = std::move(builder_);
@@ -156,6 +162,11 @@ void BaseTable::SetIndexes(std::vector<index::IndexSpec> specs) {
     // either sees it gone from specs_ or has installed before RetainIndexes drops it.
     std::lock_guard<std::mutex> lock(mu_);
     specs_ = specs;
+    for (auto it = checkpoint_loads_.begin(); it != checkpoint_loads_.end();) {
+      const bool kept = std::any_of(specs_.begin(), specs_.end(),
+                                    [&](const index::IndexSpec& s) { return s.uuid == *it; });
+      it = kept ? std::next(it) : checkpoint_loads_.erase(it);
+    }
     index_work_ = true;
     wake_ = true;
     cv_.notify_all();
@@ -207,6 +218,11 @@ Status BaseTable::WaitIndexesReady(shard::Deadline deadline) {
     }
   }
   return Status::OK();
+}
+
+bool BaseTable::AwaitCheckpointLoads(shard::Deadline deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_until(lock, deadline, [this] { return checkpoint_loads_.empty(); });
 }
 
 format::BaseIndexCheckpoint BaseTable::WriteCheckpoint(const index::ColumnIndex& idx,

@@ -120,6 +120,11 @@ struct CompactionOptions {
   /// max_memtable_age flushes into an SSTable, compacted in turn) and its queries search one
   /// graph. Checked every poll_interval. 0 disables (server flag --compaction-idle-seconds).
   std::chrono::milliseconds idle{30000};
+  /// After an open, a vector query waits up to this long for the base's index checkpoints to
+  /// load (AwaitCheckpointLoads) instead of scanning the base exactly meanwhile, which reads
+  /// every page of the base data (all of it resident) and answers in seconds at 2M rows.
+  /// 0 = never wait (server flag --index-load-wait-ms).
+  std::chrono::milliseconds index_load_wait{10000};
   /// Garbage collection (base/gc.h) by the maintenance thread: after every compaction and at
   /// least every gc_interval. false: only Table::CollectGarbage runs it.
   bool gc = true;
@@ -243,6 +248,12 @@ class BaseTable {
   /// covering every base row and not due for retraining, or its build failed (logged; retried
   /// after the next compaction). Errors: Timeout.
   Status WaitIndexesReady(shard::Deadline deadline);
+  /// Blocks until every index checkpoint stored for a current definition at open has been
+  /// loaded and installed by the index builder (with the rows it did not cover indexed), or
+  /// given up on (unreadable, not the form to serve: then rebuilt, which is not waited for),
+  /// or Stop was called, or `deadline`. Returns whether none is pending. Immediate once the
+  /// loads are done (a mutex and a set test). Thread-safe.
+  bool AwaitCheckpointLoads(shard::Deadline deadline);
 
  private:
   BaseTable() = default;
@@ -307,6 +318,10 @@ class BaseTable {
   // the builder trains on L0 rows only then)
   bool first_training_wanted_ = false;
   BaseStats stats_;  // guarded by mu_
+  // guarded by mu_: uuids of definitions whose checkpoint stored at open the index builder has
+  // not finished loading (AwaitCheckpointLoads; set by StartMaintenance, erased as BuildIndex
+  // ends for the definition, by SetIndexes for dropped ones, cleared by Stop)
+  std::set<std::string> checkpoint_loads_;
   // Set by StartMaintenance under mu_ before the threads start, then read-only.
   shard::ShardWriter* shard_ = nullptr;
   CommitFn commit_;

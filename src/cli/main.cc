@@ -223,6 +223,13 @@ int main(int argc, char** argv) {
                    "had no write for this long, so a quiet table searches one graph; 0 = never")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
+  int64_t index_load_wait_ms = compaction.index_load_wait.count();
+  serve
+      ->add_option("--index-load-wait-ms", index_load_wait_ms,
+                   "After a restart, a vector query waits up to this long for the table's base "
+                   "index checkpoints to load instead of scanning the base exactly; 0 = never")
+      ->check(CLI::Range(int64_t{0}, int64_t{3600000}))
+      ->capture_default_str();
   int64_t retain_versions_days = compaction.gc_options.retain_age.count() / 86400;
   int64_t gc_orphan_age_s = compaction.gc_options.orphan_min_age.count();
   int64_t gc_interval_s = compaction.gc_interval.count();
@@ -285,6 +292,7 @@ int main(int argc, char** argv) {
   compaction.gc_options.orphan_min_age = std::chrono::seconds(gc_orphan_age_s);
   compaction.gc_interval = std::chrono::seconds(gc_interval_s);
   compaction.idle = std::chrono::seconds(compaction_idle_s);
+  compaction.index_load_wait = std::chrono::milliseconds(index_load_wait_ms);
   shard.max_memtable_age = std::chrono::milliseconds(max_memtable_age_ms);
   shard.write_stall_timeout = std::chrono::milliseconds(write_stall_timeout_ms);
   opts.recovery.max_backoff = std::chrono::milliseconds(recovery_max_backoff_ms);

@@ -39,6 +39,8 @@ void Explain(ServerContext& ctx, const TableRequest& req, httplib::Response& res
   Result<std::shared_ptr<table::Table>> t = ctx.catalog->GetTable(req.database, req.route.table);
   if (!t.ok()) return SendError(res, t.status());
   ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, "explain");
+  // A restarted table's first vector queries wait (bounded) for its base index checkpoints.
+  if (std::holds_alternative<query::VectorSearchOptions>(parsed->plan)) (*t)->AwaitIndexLoads();
   const table::TableSnapshot snap = (*t)->Snapshot();
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);

@@ -597,4 +597,17 @@ std::optional<BaseDescription> LocalTable::DescribeBase() const {
   return d;
 }
 
+void LocalTable::AwaitIndexLoads() {
+  if (compaction_.index_load_wait.count() <= 0) return;
+  std::shared_ptr<base::BaseTable> b;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (dropped_) return;
+    b = base_;
+  }
+  if (b != nullptr) {
+    b->AwaitCheckpointLoads(std::chrono::steady_clock::now() + compaction_.index_load_wait);
+  }
+}
+
 }  // namespace strata::table

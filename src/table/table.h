@@ -167,6 +167,11 @@ class Table {
   }
   /// The base table, or nullopt for tables without one.
   virtual std::optional<BaseDescription> DescribeBase() const { return std::nullopt; }
+  /// Before a vector query: waits, at most CompactionOptions::index_load_wait, for the base
+  /// index checkpoints stored at open to be loaded (base::BaseTable::AwaitCheckpointLoads),
+  /// so a restarted table's first queries use the index instead of scanning the base. Returns
+  /// at once when nothing is loading (default: tables without a base).
+  virtual void AwaitIndexLoads() {}
 
   /// The table's LSM write spec (PROTOCOL.md §5.6), or nullopt when none is set.
   virtual std::optional<LsmWriteSpec> GetLsmWriteSpec() const { return std::nullopt; }

@@ -7,8 +7,11 @@
 // against exact search above a per-type threshold.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -244,6 +247,89 @@ TEST(BaseIvf, GrowsWithCompactionsSurvivesRestartAndRetrainsAt4x) {
   r = f.Search(&f.all[12000 * kDim], false, 10);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Ids(*r).at(0), 12000);
+}
+
+// After a restart, vector queries wait (Table::AwaitIndexLoads, bounded by
+// CompactionOptions::index_load_wait) for the stored checkpoint to be loaded and installed
+// instead of scanning the base exactly; past the bound they scan.
+TEST(BaseIvf, QueriesAfterARestartWaitForTheCheckpointLoadWithinTheBound) {
+  Fixture f;
+  f.Create("IVF_FLAT", "{}");
+  f.AddAndCompact(3000);
+  // Holds the index builder after it loaded the checkpoint, before it installs it.
+  struct Hold {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool arrived = false, release = false;
+  };
+  auto hold = std::make_shared<Hold>();
+  f.co.index_build_hook = [hold](const std::string&) {
+    std::unique_lock<std::mutex> lock(hold->mu);
+    hold->arrived = true;
+    hold->cv.notify_all();
+    hold->cv.wait(lock, [&] { return hold->release; });
+  };
+  const auto release = [hold] {
+    std::lock_guard<std::mutex> lock(hold->mu);
+    hold->release = true;
+    hold->cv.notify_all();
+  };
+  const auto reopen = [&] {
+    f.table.reset();
+    auto manifest = format::LoadLatestTableManifest(*f.store, f.prefix);
+    ASSERT_TRUE(manifest.ok() && manifest->has_value());
+    ASSERT_EQ((*manifest)->base().indexes_size(), 1);  // the checkpoint of the clean close
+    auto t = table::LocalTable::Open(f.store, f.prefix, "vec", **manifest, f.writer, f.co);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    f.table = *t;
+    std::unique_lock<std::mutex> lock(hold->mu);
+    ASSERT_TRUE(hold->cv.wait_for(lock, std::chrono::seconds(60), [&] { return hold->arrived; }));
+  };
+
+  // Within the bound: the query waits for the install and is answered by the index.
+  f.co.index_load_wait = std::chrono::seconds(60);
+  ASSERT_NO_FATAL_FAILURE(reopen());
+  auto r = f.Search(&f.all[42 * kDim], false);  // not waiting: the base is scanned exactly
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->plan.at(0).find("base: exact scan of 3000 rows"), std::string::npos)
+      << r->plan.at(0);
+  std::atomic<bool> released{false};
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    released = true;
+    release();
+  });
+  f.table->AwaitIndexLoads();
+  EXPECT_TRUE(released.load());
+  releaser.join();
+  r = f.Search(&f.all[42 * kDim], false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->plan.at(0).find("base: IVF_FLAT 'vector_idx'"), std::string::npos) << r->plan.at(0);
+  EXPECT_EQ(Ids(*r).at(0), 42);
+  f.table->AwaitIndexLoads();  // nothing loading: returns at once
+
+  // Past the bound: the wait ends while the builder is still held, and the base is scanned.
+  {
+    std::lock_guard<std::mutex> lock(hold->mu);
+    hold->arrived = hold->release = false;
+  }
+  f.co.index_load_wait = std::chrono::milliseconds(100);
+  ASSERT_NO_FATAL_FAILURE(reopen());
+  const auto t0 = std::chrono::steady_clock::now();
+  f.table->AwaitIndexLoads();
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GE(waited, 0.09);
+  EXPECT_LT(waited, 30.0);
+  r = f.Search(&f.all[42 * kDim], false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->plan.at(0).find("base: exact scan of 3000 rows"), std::string::npos)
+      << r->plan.at(0);
+  release();
+  f.WaitIndexes();
+  r = f.Search(&f.all[42 * kDim], false);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->plan.at(0).find("base: IVF_FLAT 'vector_idx'"), std::string::npos) << r->plan.at(0);
 }
 
 TEST(BaseIvf, CorruptCheckpointIsRebuiltFromTheRows) {
