@@ -117,6 +117,8 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
   }
   const uint64_t g = picked.back()->generation;
   result.rows_in = rows_in;
+  // Writers are slowed from here only as far as this compaction's commit needs (write_throttle.h).
+  throttle_->NoteCompactionStart(static_cast<int64_t>(picked.size()), rows_in);
 
   // 2. Rows still live once generations <= g are compacted, with their origins.
   std::vector<arrow::RecordBatchPtr> out;

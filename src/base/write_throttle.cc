@@ -6,7 +6,7 @@
 
 namespace strata::base {
 
-using Clock = std::chrono::steady_clock;
+using Clock = WriteThrottle::Clock;
 
 double WriteThrottle::EntryRateLocked(int64_t backlog) const {
   // Writes at R fill the room left before the stop (stop - backlog MemTables) no sooner than
@@ -20,6 +20,24 @@ double WriteThrottle::EntryRateLocked(int64_t backlog) const {
   double r = compaction_rate_ > 0 ? compaction_rate_ * share : options_.initial_rate;
   if (write_rate_ > 0) r = std::min(r, write_rate_ / 2);
   return std::max(r, options_.min_rate);
+}
+
+std::optional<double> WriteThrottle::InflightRateLocked(const L0Backlog& b,
+                                                        Clock::time_point now) const {
+  if (compacting_sstables_ <= 0 || compaction_rate_ <= 0 || options_.stop_count <= 0) {
+    return std::nullopt;
+  }
+  const double estimate = static_cast<double>(compacting_rows_) / compaction_rate_;
+  const double elapsed = std::chrono::duration<double>(now - compaction_start_).count();
+  // Past its estimate the commit is near but not known: assume a quarter of it remains.
+  const double remaining = std::max({estimate - elapsed, estimate / 4, 0.05});
+  const double per_memtable = b.memtable_rows > 0 ? static_cast<double>(b.memtable_rows)
+                                                  : static_cast<double>(compacting_rows_) /
+                                                        static_cast<double>(compacting_sstables_);
+  const double room =
+      std::max(0.0, static_cast<double>(options_.stop_count - b.total()) * per_memtable -
+                        static_cast<double>(b.active_rows));
+  return room / remaining;
 }
 
 void WriteThrottle::CountWriteLocked(int64_t rows, Clock::time_point now) {
@@ -87,7 +105,16 @@ Status WriteThrottle::Admit(int64_t rows, const std::function<L0Backlog()>& back
       slowed_ = false;
       return Status::OK();
     }
-    if (!slowed_) {  // entering the slowdown
+    if (const std::optional<double> inflight = InflightRateLocked(b, now)) {
+      // A compaction runs: slow only as far as its commit before the stop needs.
+      if (write_rate_ <= *inflight) {
+        slowed_ = false;
+        ++stats_.inflight_passed;
+        return Status::OK();
+      }
+      slowed_ = true;
+      rate_ = std::max(options_.min_rate, *inflight);
+    } else if (!slowed_) {  // entering the slowdown
       slowed_ = true;
       rate_ = EntryRateLocked(b.total());
     } else if (b.total() > last_backlog_) {  // still growing: slower
@@ -117,9 +144,18 @@ void WriteThrottle::NoteCompaction(int64_t rows, double seconds) {
       compaction_rate_ = compaction_rate_ > 0 ? 0.5 * compaction_rate_ + 0.5 * r : r;
     }
     stop_halved_ = false;
+    compacting_sstables_ = 0;
+    compacting_rows_ = 0;
     ++wakeups_;
   }
   cv_.notify_all();
+}
+
+void WriteThrottle::NoteCompactionStart(int64_t sstables, int64_t rows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  compacting_sstables_ = sstables;
+  compacting_rows_ = rows;
+  compaction_start_ = Clock::now();
 }
 
 void WriteThrottle::SetCompactionBlocked(bool blocked) {

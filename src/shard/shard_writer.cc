@@ -1208,6 +1208,15 @@ ShardWriter::Backlog ShardWriter::backlog() const {
   }
   // A full active MemTable is sealed by the flusher without another put: count it now.
   b.frozen = static_cast<int64_t>(s.frozen.size()) + (s.SealDue() ? 1 : 0);
+  b.active_rows = s.active->rows;
+  b.memtable_rows = s.options.max_memtable_rows;
+  const int64_t bytes = s.active->mt->total_bytes();
+  if (b.active_rows > 0 && bytes > 0 && s.options.max_memtable_bytes > 0) {
+    const double per_row = static_cast<double>(bytes) / static_cast<double>(b.active_rows);
+    b.memtable_rows = std::min<int64_t>(
+        b.memtable_rows,
+        static_cast<int64_t>(static_cast<double>(s.options.max_memtable_bytes) / per_row));
+  }
   return b;
 }
 

@@ -374,8 +374,11 @@ class ShardWriter {
   /// without another put). Counts read under the writer's lock; O(SSTables). The write
   /// throttle's input.
   struct Backlog {
-    int64_t sstables = 0;
-    int64_t frozen = 0;
+    int64_t sstables = 0;       // published SSTables above the compacted generation
+    int64_t frozen = 0;         // frozen MemTables (+1 when the active one is due to seal)
+    int64_t active_rows = 0;    // rows in the active MemTable
+    int64_t memtable_rows = 0;  // rows at which the active MemTable seals, by the row and byte
+                                // limits at its present bytes per row (age not counted)
   };
   Backlog backlog() const;
   ShardWriterStats stats() const;

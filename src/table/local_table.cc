@@ -171,7 +171,7 @@ Status LocalTable::Throttle(int64_t rows) {
         std::shared_lock<std::shared_mutex> lock(mu_);
         if (dropped_ || shard_ == nullptr) return base::L0Backlog{};
         const auto s = shard_->backlog();
-        return base::L0Backlog{s.sstables, s.frozen};
+        return base::L0Backlog{s.sstables, s.frozen, s.active_rows, s.memtable_rows};
       },
       shard::Clock::now() + options_.write_stall_timeout);
 }

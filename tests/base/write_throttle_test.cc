@@ -150,6 +150,45 @@ TEST(WriteThrottle, SlowdownAdmitsAtHalfTheMeasuredCompactionRate) {
   EXPECT_GE(s.delay_seconds_total, 0.2);
 }
 
+// While a compaction runs, the SSTables it took leave L0 at its commit: writes pass at the
+// slowdown count as long as the room before the stop outlasts the compaction's estimate, and
+// are slowed (to room / remaining time, floored at min_rate) only when it would not.
+TEST(WriteThrottle, RunningCompactionSlowsOnlyWhenTheStopWouldComeFirst) {
+  WriteThrottle t({/*slowdown_count=*/4, /*stop_count=*/5, /*initial_rate=*/20000,
+                   /*min_rate=*/500});
+  t.NoteCompaction(10000, 1.0);  // C = 10,000 rows/s
+  // A writer at ~2,000 rows/s: one window of 2,000 rows over ~1 s, below the slowdown.
+  const auto low = [] { return L0Backlog{1, 0, 0, 10000}; };
+  ASSERT_TRUE(t.Admit(1000, low, Clock::now() + 10s).ok());
+  std::this_thread::sleep_for(1050ms);
+  ASSERT_TRUE(t.Admit(1000, low, Clock::now() + 10s).ok());
+  ASSERT_EQ(t.stats().slowed_writes, 0u);
+
+  // Compaction of 4 SSTables, 40,000 rows: ~4 s at C. One MemTable (10,000 rows) of room before
+  // the stop = 2,500 rows/s needed, more than the writer's ~1,900: writes pass.
+  t.NoteCompactionStart(4, 40000);
+  const auto at_trigger = [] { return L0Backlog{4, 0, 0, 10000}; };
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t.Admit(100, at_trigger, Clock::now() + 10s).ok());
+  EXPECT_EQ(t.stats().slowed_writes, 0u);
+  EXPECT_EQ(t.stats().inflight_passed, 5u);
+
+  // The active MemTable is nearly full: 50 rows of room over ~4 s. The writer is slowed to the
+  // floor (min_rate 500 rows/s): two 100-row writes are 0.2 s apart.
+  const auto nearly_full = [] { return L0Backlog{4, 0, 9950, 10000}; };
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(t.Admit(100, nearly_full, Clock::now() + 10s).ok());
+  ASSERT_TRUE(t.Admit(100, nearly_full, Clock::now() + 10s).ok());
+  EXPECT_GE(Clock::now() - t0, 190ms);
+  EXPECT_EQ(t.stats().slowed_writes, 2u);
+  EXPECT_EQ(t.stats().rate_rows_per_second, 500);
+
+  // The compaction committed: at the same backlog the ordinary slowdown applies again.
+  t.NoteCompaction(40000, 4.0);
+  ASSERT_TRUE(t.Admit(100, at_trigger, Clock::now() + 10s).ok());
+  EXPECT_EQ(t.stats().slowed_writes, 3u);
+  EXPECT_EQ(t.stats().inflight_passed, 5u);
+}
+
 TEST(WriteThrottle, MinimumRateBoundsTheDelay) {
   WriteThrottle t({/*slowdown_count=*/1, /*stop_count=*/0, 20000, /*min_rate=*/500});
   t.NoteCompaction(10, 10.0);  // 1 row/s measured: the floor applies
