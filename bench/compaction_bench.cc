@@ -180,7 +180,7 @@ int RestartChild(const std::string& dir) {
   o.query = probe.Next();
   o.k = 10;
   o.refine_factor = Refine();
-  (*t)->AwaitIndexLoads();  // as the server's query/ does (--index-load-wait-ms)
+  (*t)->AwaitIndexLoads("");  // as the server's query/ does (--index-load-wait-ms)
   auto r = query::VectorSearch((*t)->Snapshot(), o);
   if (!r.ok() || r->num_rows != 10) return 4;
   const double first = std::chrono::duration<double>(Clock::now() - t0).count();

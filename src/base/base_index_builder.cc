@@ -55,14 +55,18 @@ std::vector<arrow::RecordBatchPtr> BaseTable::L0Batches() const {
   return out;
 }
 
+bool BaseTable::AwaitsFirstTrainingLocked(const index::IndexSpec& spec, bool installed) const {
+  return !installed && options_.background && l0_training_failed_.count(spec.uuid) == 0 &&
+         index::BaseIvfFor(spec).value_or(std::nullopt).has_value();
+}
+
 bool BaseTable::DeferForFirstTraining(const shard::ShardWriter& shard) {
   if (source_->rows() > 0 || shard.backlog().sstables == 0) return false;
   std::set<std::string> installed;
   for (const auto& i : source_->indexes()) installed.insert(i->spec().uuid);
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& s : specs_) {
-    if (installed.count(s.uuid) > 0 || l0_training_failed_.count(s.uuid) > 0) continue;
-    if (!index::BaseIvfFor(s).value_or(std::nullopt).has_value()) continue;
+    if (!AwaitsFirstTrainingLocked(s, installed.count(s.uuid) > 0)) continue;
     first_training_wanted_ = true;
     if (!building_ && !index_work_) {
       index_work_ = true;
@@ -106,10 +110,9 @@ void BaseTable::BuildIndexes() {
     if (rows == 0) {
       // A first training on L0 rows (file comment of base_table.h), when compaction waits.
       bool first = false;
-      if (installed == nullptr && shard_ != nullptr && options_.background &&
-          index::BaseIvfFor(spec).value_or(std::nullopt).has_value()) {
+      if (shard_ != nullptr) {
         std::lock_guard<std::mutex> lock(mu_);
-        first = first_training_wanted_ && l0_training_failed_.count(spec.uuid) == 0;
+        first = first_training_wanted_ && AwaitsFirstTrainingLocked(spec, installed != nullptr);
       }
       if (first) BuildIndex(spec, /*retrain=*/false);
       continue;
@@ -121,7 +124,7 @@ void BaseTable::BuildIndexes() {
   // Every definition of this pass was handled: none has a checkpoint load left to wait for.
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& spec : specs) checkpoint_loads_.erase(spec.uuid);
-  cv_.notify_all();
+  LoadsChangedLocked();
 }
 
 void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
@@ -132,7 +135,7 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
     const std::string& uuid;
     ~LoadDone() {
       std::lock_guard<std::mutex> lock(t->mu_);
-      if (t->checkpoint_loads_.erase(uuid) > 0) t->cv_.notify_all();
+      if (t->checkpoint_loads_.erase(uuid) > 0) t->LoadsChangedLocked();
     }
   } load_done{this, spec.uuid};
   const auto t0 = std::chrono::steady_clock::now();

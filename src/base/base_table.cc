@@ -97,9 +97,12 @@ void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcF
   gc_ = std::move(gc);
   for (const auto& c : state_.indexes()) {
     for (const auto& spec : specs_) {
-      if (c.name() == spec.name && c.uuid() == spec.uuid) checkpoint_loads_.insert(spec.uuid);
+      if (c.name() == spec.name && c.uuid() == spec.uuid && spec.kind == index::IndexKind::kHnsw) {
+        checkpoint_loads_.emplace(spec.uuid, spec.column);
+      }
     }
   }
+  LoadsChangedLocked();
   thread_ = std::thread([this] { MaintenanceLoop(); });
   builder_ = std::thread([this] { IndexBuilderLoop(); });
 }
@@ -113,7 +116,7 @@ void BaseTable::Stop() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
     checkpoint_loads_.clear();
-    cv_.notify_all();
+    LoadsChangedLocked();
     thread = std::move(thread_);
     builder = std::move(builder_);
   }
@@ -164,9 +167,10 @@ void BaseTable::SetIndexes(std::vector<index::IndexSpec> specs) {
     specs_ = specs;
     for (auto it = checkpoint_loads_.begin(); it != checkpoint_loads_.end();) {
       const bool kept = std::any_of(specs_.begin(), specs_.end(),
-                                    [&](const index::IndexSpec& s) { return s.uuid == *it; });
+                                    [&](const index::IndexSpec& s) { return s.uuid == it->first; });
       it = kept ? std::next(it) : checkpoint_loads_.erase(it);
     }
+    LoadsChangedLocked();
     index_work_ = true;
     wake_ = true;
     cv_.notify_all();
@@ -220,9 +224,28 @@ Status BaseTable::WaitIndexesReady(shard::Deadline deadline) {
   return Status::OK();
 }
 
-bool BaseTable::AwaitCheckpointLoads(shard::Deadline deadline) {
+void BaseTable::LoadsChangedLocked() {
+  checkpoint_loads_pending_.store(checkpoint_loads_.size(), std::memory_order_release);
+  cv_.notify_all();
+}
+
+bool BaseTable::AwaitCheckpointLoads(shard::Deadline deadline, const std::string& column) {
+  if (checkpoint_loads_pending_.load(std::memory_order_acquire) == 0) return true;
+  const auto t0 = shard::Clock::now();
   std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_until(lock, deadline, [this] { return checkpoint_loads_.empty(); });
+  const auto none_pending = [&] {
+    if (column.empty()) return checkpoint_loads_.empty();
+    return std::none_of(checkpoint_loads_.begin(), checkpoint_loads_.end(),
+                        [&](const auto& e) { return e.second == column; });
+  };
+  if (none_pending()) return true;
+  const bool done = cv_.wait_until(lock, deadline, none_pending);
+  lock.unlock();
+  spdlog::info("vector query {} {:.0f} ms for the base index checkpoint load{}",
+               done ? "waited" : "gave up waiting after",
+               std::chrono::duration<double, std::milli>(shard::Clock::now() - t0).count(),
+               done ? "" : " (--index-load-wait-ms); it scans the base exactly meanwhile");
+  return done;
 }
 
 format::BaseIndexCheckpoint BaseTable::WriteCheckpoint(const index::ColumnIndex& idx,

@@ -50,7 +50,7 @@
 // for ~2.5 min at 300k rows, measured). The write throttle is suspended while compaction
 // waits (L0 grows for the training's duration instead of stalling writes). If the L0 rows
 // cannot train the definition (e.g. IVF_PQ with fewer than 2^nbits vectors) it is marked and
-// compaction proceeds as before. compact/ (Compact) never waits.
+// compaction proceeds as before. compact/ (Compact) waits too, up to its deadline.
 // Opening: fragments and deletion vectors are read at Open (rows visible at once; the base
 // scans exactly until its indexes are ready); index checkpoints are loaded, and rows they do
 // not cover indexed, by the index builder (StartMaintenance), so a restart answers its first
@@ -70,10 +70,12 @@
 // Thread-safety: every public method may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -225,7 +227,11 @@ class BaseTable {
 
   /// Runs one compaction of `shard` now (see the file comment). Returns what it did; nothing
   /// to compact is not an error (empty compacted_generations). `deadline`: no new SSTable is
-  /// taken once it passed (a compaction never stops half way).
+  /// taken once it passed (a compaction never stops half way). On an empty base with an IVF
+  /// definition awaiting its first training (background maintenance on), it first waits, up to
+  /// `deadline`, for that training on the L0 rows, as background compaction does, so the base
+  /// it commits is indexed from its first row; past the deadline it compacts anyway (the base
+  /// is then searched exactly until the builder indexes it).
   /// Errors: Busy-style AlreadyExists "compaction already running"; Fenced; IOError; the
   /// writers' errors (the base and manifest are unchanged).
   Result<CompactionResult> Compact(shard::ShardWriter& shard, const CommitFn& commit,
@@ -248,12 +254,14 @@ class BaseTable {
   /// covering every base row and not due for retraining, or its build failed (logged; retried
   /// after the next compaction). Errors: Timeout.
   Status WaitIndexesReady(shard::Deadline deadline);
-  /// Blocks until every index checkpoint stored for a current definition at open has been
-  /// loaded and installed by the index builder (with the rows it did not cover indexed), or
-  /// given up on (unreadable, not the form to serve: then rebuilt, which is not waited for),
-  /// or Stop was called, or `deadline`. Returns whether none is pending. Immediate once the
-  /// loads are done (a mutex and a set test). Thread-safe.
-  bool AwaitCheckpointLoads(shard::Deadline deadline);
+  /// Blocks until every vector index checkpoint stored at open for a current definition on
+  /// `column` (empty: on any column) has been loaded and installed by the index builder (with
+  /// the rows it did not cover indexed), or given up on (unreadable, not the form to serve:
+  /// then rebuilt, which is not waited for), or Stop was called, or `deadline`. Returns
+  /// whether none is pending. Once every load is done it returns at once on one atomic read
+  /// (no lock: it runs before every vector query). Scalar and FTS checkpoints are not waited
+  /// for. Thread-safe.
+  bool AwaitCheckpointLoads(shard::Deadline deadline, const std::string& column = "");
 
  private:
   BaseTable() = default;
@@ -266,12 +274,19 @@ class BaseTable {
   /// Builds the index of `spec` off the work lock and installs it under it. `retrain`: the
   /// installed index is due for retraining (no checkpoint is loaded).
   void BuildIndex(const index::IndexSpec& spec, bool retrain);
-  /// Whether background compaction of `shard` waits for a first training on L0 rows (see the
-  /// file comment): the base has no row, the shard has a published SSTable, and an IVF
-  /// definition has no installed index and no failed L0 training. Wakes the builder then.
+  /// Whether compaction of `shard` waits for a first training on L0 rows (see the file
+  /// comment): the base has no row, the shard has a published SSTable, and a definition
+  /// AwaitsFirstTrainingLocked. Wakes the builder then.
   bool DeferForFirstTraining(const shard::ShardWriter& shard);
+  /// Whether `spec` (its index `installed` or not) is an IVF definition that a first
+  /// compaction waits to train on L0 rows: no installed index, background maintenance on, no
+  /// failed L0 training. The one statement of that condition (DeferForFirstTraining, the
+  /// builder, Compact). Holds mu_.
+  bool AwaitsFirstTrainingLocked(const index::IndexSpec& spec, bool installed) const;
   /// The batches of the shard's published SSTables (a first training's sample source).
   std::vector<arrow::RecordBatchPtr> L0Batches() const;
+  /// After a change of checkpoint_loads_ (mu_ held): publishes its size and wakes waiters.
+  void LoadsChangedLocked();
   /// Whether Stop was called (reads stop_ under mu_).
   bool Stopping() const;
   /// Whether the index builder should give up building `spec`: Stop was called, or the
@@ -318,10 +333,14 @@ class BaseTable {
   // the builder trains on L0 rows only then)
   bool first_training_wanted_ = false;
   BaseStats stats_;  // guarded by mu_
-  // guarded by mu_: uuids of definitions whose checkpoint stored at open the index builder has
+  // guarded by mu_: definitions whose vector index checkpoint stored at open the index builder has
   // not finished loading (AwaitCheckpointLoads; set by StartMaintenance, erased as BuildIndex
   // ends for the definition, by SetIndexes for dropped ones, cleared by Stop)
-  std::set<std::string> checkpoint_loads_;
+  // uuid -> the definition's column (vector definitions only)
+  std::map<std::string, std::string> checkpoint_loads_;
+  // checkpoint_loads_.size(), stored under mu_ by LoadsChangedLocked (AwaitCheckpointLoads'
+  // lock-free fast path)
+  std::atomic<size_t> checkpoint_loads_pending_{0};
   // Set by StartMaintenance under mu_ before the threads start, then read-only.
   shard::ShardWriter* shard_ = nullptr;
   CommitFn commit_;

@@ -68,7 +68,10 @@ void HandleQuery(ServerContext& ctx, const TableRequest& req, httplib::Response&
   if (!t.ok()) return SendError(res, t.status());
   ScopedQueryTimer timer(*ctx.metrics, req.database, req.route.table, QueryKind(*parsed));
   // A restarted table's first vector queries wait (bounded) for its base index checkpoints.
-  if (std::holds_alternative<query::VectorSearchOptions>(parsed->plan)) (*t)->AwaitIndexLoads();
+  if (const auto* v = std::get_if<query::VectorSearchOptions>(&parsed->plan);
+      v != nullptr && !v->bypass_vector_index) {
+    (*t)->AwaitIndexLoads(v->column);
+  }
   const table::TableSnapshot snap = (*t)->Snapshot();
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);

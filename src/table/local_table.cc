@@ -597,7 +597,7 @@ std::optional<BaseDescription> LocalTable::DescribeBase() const {
   return d;
 }
 
-void LocalTable::AwaitIndexLoads() {
+void LocalTable::AwaitIndexLoads(const std::string& column) {
   if (compaction_.index_load_wait.count() <= 0) return;
   std::shared_ptr<base::BaseTable> b;
   {
@@ -606,7 +606,7 @@ void LocalTable::AwaitIndexLoads() {
     b = base_;
   }
   if (b != nullptr) {
-    b->AwaitCheckpointLoads(std::chrono::steady_clock::now() + compaction_.index_load_wait);
+    b->AwaitCheckpointLoads(std::chrono::steady_clock::now() + compaction_.index_load_wait, column);
   }
 }
 

@@ -78,7 +78,7 @@ class LocalTable : public Table {
   std::vector<IndexStatus> ListIndexes() const override;
   Result<base::CompactionResult> Compact(shard::Deadline deadline) override;
   std::optional<BaseDescription> DescribeBase() const override;
-  void AwaitIndexLoads() override;
+  void AwaitIndexLoads(const std::string& column) override;
   // LSM write spec: defined in local_table_lsm.cc.
   std::optional<LsmWriteSpec> GetLsmWriteSpec() const override;
   /// Takes write_mu_ and mu_ exclusively (as a read-modify-write: puts wait for it).

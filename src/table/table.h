@@ -170,8 +170,9 @@ class Table {
   /// Before a vector query: waits, at most CompactionOptions::index_load_wait, for the base
   /// index checkpoints stored at open to be loaded (base::BaseTable::AwaitCheckpointLoads),
   /// so a restarted table's first queries use the index instead of scanning the base. Returns
-  /// at once when nothing is loading (default: tables without a base).
-  virtual void AwaitIndexLoads() {}
+  /// at once when nothing is loading (default: tables without a base). `column`: the query's
+  /// vector column (empty: any). Not called for queries that bypass the vector index.
+  virtual void AwaitIndexLoads(const std::string& column) { (void)column; }
 
   /// The table's LSM write spec (PROTOCOL.md §5.6), or nullopt when none is set.
   virtual std::optional<LsmWriteSpec> GetLsmWriteSpec() const { return std::nullopt; }

@@ -375,6 +375,42 @@ TEST(BaseIndexBuilder, FirstCompactionWaitsForATrainingOnL0Rows) {
   EXPECT_GE(f.CheckSearches({0, 1000, 2500, 3999}), 0.8);
 }
 
+// compact/ on an empty base waits for the first training on the L0 rows, as background
+// compaction does: the base it commits is indexed from its first row (no exact-scan window).
+TEST(BaseIndexBuilder, ExplicitCompactWaitsForAFirstTrainingOnL0Rows) {
+  Fixture f("IVF_PQ", R"({"num_sub_vectors":8})", /*background=*/true);
+  ASSERT_TRUE(f.AddAndFlush(1000).ok());  // one SSTable: below the trigger (2)
+  auto r = f.table->Compact(shard::Clock::now() + std::chrono::minutes(1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->compacted_generations.size(), 1u);
+  EXPECT_EQ(f.BaseRows(), 1000);
+  EXPECT_EQ(f.RowsIndexed(), 1000);  // at the commit, not after a later build
+  auto built = f.Base();
+  ASSERT_TRUE(built.has_value());
+  EXPECT_EQ(built->trained_rows, 1000);
+  auto plan = f.Search(&f.all[0], false, 10);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_NE(plan->plan.at(0).find("base: IVF_PQ 'vector_idx'"), std::string::npos)
+      << plan->plan.at(0);
+}
+
+// Past its deadline compact/ stops waiting and compacts; the builder indexes the base after.
+TEST(BaseIndexBuilder, ExplicitCompactStopsWaitingForTheTrainingAtItsDeadline) {
+  Fixture f("IVF_PQ", R"({"num_sub_vectors":8})", /*background=*/true);
+  f.train_gate->Close();
+  ASSERT_TRUE(f.AddAndFlush(1000).ok());
+  const auto t0 = shard::Clock::now();
+  auto r = f.table->Compact(t0 + std::chrono::milliseconds(300));
+  EXPECT_GE(shard::Clock::now() - t0, std::chrono::milliseconds(290));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->compacted_generations.size(), 1u);
+  EXPECT_EQ(f.BaseRows(), 1000);
+  EXPECT_EQ(f.RowsIndexed(), 0);  // the training is still held
+  f.train_gate->Open();
+  ASSERT_NO_FATAL_FAILURE(f.WaitIndexes());
+  EXPECT_EQ(f.RowsIndexed(), 1000);
+}
+
 // Too few L0 rows to train IVF_PQ (2^8 vectors): compaction does not wait for it.
 TEST(BaseIndexBuilder, FirstCompactionDoesNotWaitWhenL0CannotTrain) {
   Fixture f("IVF_PQ", R"({"num_sub_vectors":8})", /*background=*/true);

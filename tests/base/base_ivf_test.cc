@@ -293,20 +293,24 @@ TEST(BaseIvf, QueriesAfterARestartWaitForTheCheckpointLoadWithinTheBound) {
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->plan.at(0).find("base: exact scan of 3000 rows"), std::string::npos)
       << r->plan.at(0);
+  // A query on another column does not wait for this column's load (the bound is 60 s).
+  const auto other0 = std::chrono::steady_clock::now();
+  f.table->AwaitIndexLoads("not_the_vector_column");
+  EXPECT_LT(std::chrono::steady_clock::now() - other0, std::chrono::seconds(30));
   std::atomic<bool> released{false};
   std::thread releaser([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     released = true;
     release();
   });
-  f.table->AwaitIndexLoads();
+  f.table->AwaitIndexLoads("");
   EXPECT_TRUE(released.load());
   releaser.join();
   r = f.Search(&f.all[42 * kDim], false);
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->plan.at(0).find("base: IVF_FLAT 'vector_idx'"), std::string::npos) << r->plan.at(0);
   EXPECT_EQ(Ids(*r).at(0), 42);
-  f.table->AwaitIndexLoads();  // nothing loading: returns at once
+  f.table->AwaitIndexLoads("");  // nothing loading: returns at once
 
   // Past the bound: the wait ends while the builder is still held, and the base is scanned.
   {
@@ -316,7 +320,7 @@ TEST(BaseIvf, QueriesAfterARestartWaitForTheCheckpointLoadWithinTheBound) {
   f.co.index_load_wait = std::chrono::milliseconds(100);
   ASSERT_NO_FATAL_FAILURE(reopen());
   const auto t0 = std::chrono::steady_clock::now();
-  f.table->AwaitIndexLoads();
+  f.table->AwaitIndexLoads("");
   const double waited =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_GE(waited, 0.09);
