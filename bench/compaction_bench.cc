@@ -459,6 +459,15 @@ int main(int argc, char** argv) {
         r.idle_ms.size(), Percentile(r.idle_ms, 0.5), ip99, r.during_ms.size(),
         Percentile(r.during_ms, 0.5), dp99, ip99 > 0 ? dp99 / ip99 : 0,
         static_cast<long long>(r.late), static_cast<long long>(retries));
+    const auto &t0 = b0->stats.throttle, &t1 = b1->stats.throttle;
+    std::printf(
+        "[figures] paced throttle: %llu writes slowed, %llu let through while a compaction ran, "
+        "%llu stopped (%llu refused), %.1f s of delay\n",
+        static_cast<unsigned long long>(t1.slowed_writes - t0.slowed_writes),
+        static_cast<unsigned long long>(t1.inflight_passed - t0.inflight_passed),
+        static_cast<unsigned long long>(t1.stopped_writes - t0.stopped_writes),
+        static_cast<unsigned long long>(t1.stop_timeouts - t0.stop_timeouts),
+        t1.delay_seconds_total - t0.delay_seconds_total);
     std::fflush(stdout);
   }
 

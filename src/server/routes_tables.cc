@@ -154,7 +154,7 @@ void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response
     if (!key.ok()) return SendError(res, key.status().WithContext("create"));
   }
   // ?lsm_write_spec=JSON (the set_lsm_write_spec/ body, URL-encoded): checked against the
-  // new schema and key before anything is created, set right after the create.
+  // new schema and key before anything is created, committed with the create.
   std::optional<table::LsmWriteSpec> lsm_spec;
   if (req.http->has_param("lsm_write_spec")) {
     Result<table::LsmWriteSpec> parsed =
@@ -172,12 +172,12 @@ void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response
   }
   Status limits = CheckWrite(ctx.options.limits, upload->schema.get(), upload->batches, "create");
   if (!limits.ok()) return SendError(res, limits);
+  // A new table gets the spec in its first manifest (one commit).
   auto created = ctx.catalog->CreateTable(req.database, req.route.table, upload->schema,
-                                          upload->batches, mode);
-  if (!created.ok()) return SendError(res, created.status());
-  if (lsm_spec) {
-    Status set = (*created)->SetLsmWriteSpec(std::move(lsm_spec));
-    if (!set.ok()) return SendLsmSpecError(res, set.WithContext("create: lsm_write_spec"));
+                                          upload->batches, mode, lsm_spec);
+  if (!created.ok()) {
+    if (lsm_spec) return SendLsmSpecError(res, created.status());
+    return SendError(res, created.status());
   }
   SendJson(res, "{}");
 }

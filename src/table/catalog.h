@@ -61,11 +61,16 @@ class Catalog {
   /// kCreate on an existing table: AlreadyExists ("table 'x' already exists").
   /// kExistOk on an existing table: returns the existing table unchanged.
   /// kOverwrite: replaces schema and rows.
+  /// `lsm_spec` (checked by the caller: ValidateLsmWriteSpec, CheckBuildable): a new table
+  /// is created with it in its first manifest (one commit: a table never exists without the
+  /// spec it was created with); kOverwrite sets it after the overwrite (SetLsmWriteSpec, a
+  /// second commit); kExistOk leaves an existing table's spec unchanged.
   /// Errors: Invalid for a bad name (empty, longer than 256 bytes, control characters) or
   /// batches that do not match the schema.
   virtual Result<std::shared_ptr<Table>> CreateTable(
       const std::string& database, const std::string& name, arrow::SchemaPtr schema,
-      const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode) = 0;
+      const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode,
+      const std::optional<LsmWriteSpec>& lsm_spec = std::nullopt) = 0;
 
   /// The open table. Errors: NotFound ("table 'x' not found").
   virtual Result<std::shared_ptr<Table>> GetTable(const std::string& database,

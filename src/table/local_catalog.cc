@@ -161,7 +161,8 @@ Result<std::shared_ptr<Table>> LocalCatalog::GetTable(const std::string& databas
 
 Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
     const std::string& database, const std::string& name, arrow::SchemaPtr schema,
-    const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode) {
+    const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode,
+    const std::optional<LsmWriteSpec>& lsm_spec) {
   STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
   STRATA_RETURN_IF_ERROR(ValidateTableName(name));
   if (schema == nullptr) return Status::Invalid("table schema is missing");
@@ -180,6 +181,7 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
         return std::shared_ptr<Table>(*existing);
       case CreateMode::kOverwrite: {
         STRATA_RETURN_IF_ERROR((*existing)->Overwrite(schema, batches).status());
+        if (lsm_spec) STRATA_RETURN_IF_ERROR((*existing)->SetLsmWriteSpec(lsm_spec));
         return std::shared_ptr<Table>(*existing);
       }
     }
@@ -187,7 +189,7 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
   if (!existing.status().IsNotFound()) return existing.status();
   STRATA_ASSIGN_OR_RETURN(
       auto table, LocalTable::Create(store_, TablePrefix(database, name), name, schema, batches,
-                                     shard_options_, compaction_));
+                                     shard_options_, compaction_, lsm_spec));
   open_.emplace(std::make_pair(database, name), table);
   return std::shared_ptr<Table>(std::move(table));
 }

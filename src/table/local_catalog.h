@@ -39,10 +39,10 @@ class LocalCatalog : public Catalog {
   ~LocalCatalog() override;
 
   Result<std::vector<std::string>> ListTables(const std::string& database) override;
-  Result<std::shared_ptr<Table>> CreateTable(const std::string& database, const std::string& name,
-                                             arrow::SchemaPtr schema,
-                                             const std::vector<arrow::RecordBatchPtr>& batches,
-                                             CreateMode mode) override;
+  Result<std::shared_ptr<Table>> CreateTable(
+      const std::string& database, const std::string& name, arrow::SchemaPtr schema,
+      const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode,
+      const std::optional<LsmWriteSpec>& lsm_spec = std::nullopt) override;
   Result<std::shared_ptr<Table>> GetTable(const std::string& database,
                                           const std::string& name) override;
   Status DropTable(const std::string& database, const std::string& name) override;

@@ -12,6 +12,7 @@
 #include "index/column_index.h"
 #include "memtable/hidden_columns.h"
 #include "shard/batch_conformance.h"
+#include "table/lsm_write_spec.h"
 #include "table/primary_key.h"
 
 namespace strata::table {
@@ -81,7 +82,8 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
 Result<std::shared_ptr<LocalTable>> LocalTable::Create(
     std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
     arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches,
-    shard::ShardWriterOptions options, base::CompactionOptions compaction) {
+    shard::ShardWriterOptions options, base::CompactionOptions compaction,
+    const std::optional<LsmWriteSpec>& lsm_spec) {
   if (schema == nullptr) return Status::Invalid("table schema is missing");
   // The key the schema's field metadata declares (table/primary_key.h); a caller's
   // options.primary_key is used only for a schema that declares none.
@@ -103,12 +105,14 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
   std::shared_ptr<LocalTable> t(
       new LocalTable(std::move(store), std::move(prefix), std::move(name), options, compaction));
-  shard::ShardWriterOptions fresh_options = options;
+  format::TableManifest m;
+  for (const auto& k : options.primary_key) m.add_primary_key(k);
+  // The LSM write spec is in the first manifest: its writer settings apply from the first row.
+  if (lsm_spec) *m.mutable_lsm_write_spec() = LsmWriteSpecToProto(*lsm_spec);
+  STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions fresh_options, t->ShardOptionsFor(m));
   STRATA_ASSIGN_OR_RETURN(auto base, t->OpenBase({}, schema, "", &fresh_options));
   STRATA_ASSIGN_OR_RETURN(auto fresh,
                           WriteFreshShard(t->store_, t->prefix_, schema, batches, fresh_options));
-  format::TableManifest m;
-  for (const auto& k : options.primary_key) m.add_primary_key(k);
   m.set_version(1);
   m.set_arrow_schema(std::move(schema_bytes));
   m.add_shard_ids(fresh.first->shard_id());

@@ -55,7 +55,8 @@ class LocalTable : public Table {
   static Result<std::shared_ptr<LocalTable>> Create(
       std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
       arrow::SchemaPtr schema, const std::vector<arrow::RecordBatchPtr>& batches,
-      shard::ShardWriterOptions options = {}, base::CompactionOptions compaction = {});
+      shard::ShardWriterOptions options = {}, base::CompactionOptions compaction = {},
+      const std::optional<LsmWriteSpec>& lsm_spec = std::nullopt);
   /// Stops the base's maintenance thread (compaction, index builds).
   ~LocalTable() override;
 

@@ -10,7 +10,11 @@
 
 #include "../io/storage_test_util.h"
 #include "arrow/builder.h"
+#include "format/table_manifest.h"
+#include "io/fault_injecting_store.h"
+#include "io/local_object_store.h"
 #include "table/catalog.h"
+#include "table/local_table.h"
 
 namespace strata::table {
 namespace {
@@ -245,6 +249,40 @@ TEST_F(LsmTableTest, OverwriteDropsTheSpec) {
   ASSERT_TRUE(t->Overwrite(Schema(), {Rows(1, 5)}).ok());
   EXPECT_FALSE(t->GetLsmWriteSpec().has_value());
   EXPECT_EQ(t->DescribeShards().at(0).settings.max_memtable_rows, 100000);
+}
+
+// create/?lsm_write_spec= is one manifest commit: the first manifest holds the spec (a crash
+// can never leave the created table without it), its writer settings apply from the first
+// rows, and a create whose manifest put fails leaves no table behind.
+TEST(LsmCreate, TheSpecIsInTheFirstManifestAndAFailedCommitLeavesNoTable) {
+  TempDir dir;
+  auto faults = std::make_shared<io::FaultInjectingStore>(*io::LocalObjectStore::Open(dir.path()));
+  shard::ShardWriterOptions o;
+  o.primary_key = {"id"};
+  o.max_memtable_rows = 100000;
+  const LsmWriteSpec spec = Spec(
+      R"({"sharding":{"mode":"unsharded"},"writer_config_defaults":{"max_memtable_rows":"10"}})");
+  const int fault = faults->FailPutsUnder("db/t/_versions/");
+  auto failed = LocalTable::Create(faults, "db/t", "t", Schema(), {Rows(1, 20)}, o, {}, spec);
+  ASSERT_FALSE(failed.ok());
+  auto none = format::LoadLatestTableManifest(*faults, "db/t");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value()) << "no table after a failed create";
+  faults->RemoveFault(fault);
+
+  auto t = LocalTable::Create(faults, "db/t", "t", Schema(), {Rows(1, 20)}, o, {}, spec);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  auto versions = faults->List("db/t/_versions/");
+  ASSERT_TRUE(versions.ok());
+  EXPECT_EQ(versions->size(), 1u) << "one manifest: create and spec in one commit";
+  auto first = format::LoadLatestTableManifest(*faults, "db/t");
+  ASSERT_TRUE(first.ok() && first->has_value());
+  EXPECT_EQ((*first)->version(), 1u);
+  ASSERT_TRUE((*first)->has_lsm_write_spec());
+  ASSERT_TRUE((*t)->GetLsmWriteSpec().has_value());
+  EXPECT_EQ(*(*t)->GetLsmWriteSpec(), spec);
+  EXPECT_EQ((*t)->DescribeShards().at(0).settings.max_memtable_rows, 10);
+  EXPECT_EQ((*t)->Snapshot().num_rows, 20);
 }
 
 }  // namespace
