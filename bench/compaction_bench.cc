@@ -19,7 +19,8 @@
 //     full speed (every put of steps 1-2) and, after the idle step, paced (bench/paced_writer.h):
 //     upserts of existing ids offered at half the compaction throughput measured during the
 //     load (rows compacted per second of compaction), for STRATA_COMPACTION_BENCH_PACED_SECONDS
-//     (default 120; STRATA_COMPACTION_BENCH_PACED_RATE sets the rate in rows/s), latency
+//     (default 120; STRATA_COMPACTION_BENCH_PACED_RATE sets the rate in rows/s, or
+//     STRATA_COMPACTION_BENCH_PACED_FRACTION the fraction of compaction throughput), latency
 //     counted from each put's due time.
 //  5. Restart: a child process (this binary, --restart DIR) opens the table and answers one
 //     search: time to first answer, then RSS.
@@ -43,6 +44,8 @@
 
 #include "arrow/builder.h"
 #include "clustered_rows.h"
+#include "compaction_bench_env.h"
+#include "compaction_bench_search.h"
 #include "index/index_spec.h"
 #include "paced_writer.h"
 #include "query/vector_search.h"
@@ -59,113 +62,25 @@ using Clock = std::chrono::steady_clock;
 using strata::bench::Batch;
 using strata::bench::Describe;
 using strata::bench::DiskBytes;
+using strata::bench::FreshCompare;
+using strata::bench::Hnsw;
+using strata::bench::IndexType;
 using strata::bench::kDim;
 using strata::bench::Keys;
+using strata::bench::NumRows;
+using strata::bench::PacedFraction;
+using strata::bench::PacedSeconds;
+using strata::bench::Percentile;
+using strata::bench::Recall;
+using strata::bench::Refine;
 using strata::bench::ResidentBytes;
 using strata::bench::ResidentBytesByKind;
 using strata::bench::ResidentSplit;
 using strata::bench::Schema;
+using strata::bench::SearchQps;
 using strata::bench::Vectors;
 
 constexpr int64_t kBatch = 1000;
-
-int64_t NumRows() {
-  const char* s = std::getenv("STRATA_COMPACTION_BENCH_ROWS");
-  return s ? std::max<int64_t>(10000, std::atoll(s)) : 1000000;
-}
-
-// Length of the paced-writer step (STRATA_COMPACTION_BENCH_PACED_SECONDS, default 120; 0 skips).
-// STRATA_COMPACTION_BENCH_FRESH=0 skips the fresh-table comparison of step 3 (disk bytes).
-bool FreshCompare() {
-  const char* s = std::getenv("STRATA_COMPACTION_BENCH_FRESH");
-  return s == nullptr || std::string(s) != "0";
-}
-
-double PacedSeconds() {
-  const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_SECONDS");
-  return s ? std::max(0.0, std::atof(s)) : 120.0;
-}
-
-// STRATA_COMPACTION_BENCH_INDEX: the requested vector index type (default HNSW, the float
-// graph on every tier; IVF_PQ / IVF_FLAT / IVF_SQ build that FAISS index on the base,
-// docs/INDEXES.md; IVF_PQ with num_sub_vectors 16). STRATA_COMPACTION_BENCH_REFINE: the
-// queries' refine_factor (default none).
-std::string IndexType() {
-  const char* s = std::getenv("STRATA_COMPACTION_BENCH_INDEX");
-  return s != nullptr && *s != 0 ? s : "HNSW";
-}
-std::optional<int64_t> Refine() {
-  const char* s = std::getenv("STRATA_COMPACTION_BENCH_REFINE");
-  if (s == nullptr || std::atoll(s) <= 0) return std::nullopt;
-  return std::atoll(s);
-}
-
-index::IndexSpec Hnsw() {
-  index::IndexSpec s;
-  s.kind = index::IndexKind::kHnsw;
-  s.column = "vec";
-  s.name = "vec_idx";
-  s.requested_type = IndexType();
-  s.base_ivf = s.requested_type != "HNSW";
-  if (s.requested_type == "IVF_PQ") s.params_json = R"({"num_sub_vectors":16})";
-  s.hnsw.distance = index::DistanceType::kL2;
-  return s;
-}
-
-// recall@10 of the indexed search against exact search (bypass_vector_index), n queries.
-double Recall(table::Table& t, Vectors& probe, int n = 100) {
-  const table::TableSnapshot snap = t.Snapshot();
-  int64_t hits = 0, total = 0;
-  for (int i = 0; i < n; ++i) {
-    query::VectorSearchOptions o;
-    o.query = probe.Next();
-    o.k = 10;
-    o.refine_factor = Refine();
-    o.columns = {{"id", ""}};
-    auto approx = query::VectorSearch(snap, o);
-    o.bypass_vector_index = true;
-    auto exact = query::VectorSearch(snap, o);
-    if (!approx.ok() || !exact.ok()) return -1;
-    std::vector<int64_t> truth;
-    for (const auto& b : exact->batches) {
-      arrow::Array ids = b->column(0);
-      for (int64_t r = 0; r < b->num_rows(); ++r) truth.push_back(ids.Value<int64_t>(r));
-    }
-    for (const auto& b : approx->batches) {
-      arrow::Array ids = b->column(0);
-      for (int64_t r = 0; r < b->num_rows(); ++r) {
-        hits += std::count(truth.begin(), truth.end(), ids.Value<int64_t>(r));
-      }
-    }
-    total += static_cast<int64_t>(truth.size());
-  }
-  return total > 0 ? static_cast<double>(hits) / static_cast<double>(total) : -1;
-}
-
-double SearchQps(table::Table& t, Vectors& probe, int n = 300) {
-  const table::TableSnapshot snap = t.Snapshot();
-  std::vector<std::vector<float>> qs;
-  for (int i = 0; i < n; ++i) qs.push_back(probe.Next());
-  const auto t0 = Clock::now();
-  for (const auto& q : qs) {
-    query::VectorSearchOptions o;
-    o.query = q;
-    o.k = 10;
-    o.refine_factor = Refine();
-    auto r = query::VectorSearch(snap, o);
-    if (!r.ok()) {
-      std::fprintf(stderr, "search: %s\n", r.status().ToString().c_str());
-      std::exit(1);
-    }
-  }
-  return n / std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 // --restart DIR: open, answer one search (waiting for the index checkpoints to load, as the
 // server does), print time and RSS.
@@ -426,10 +341,12 @@ int main(int argc, char** argv) {
         b0->stats.compaction_seconds_total > 0
             ? static_cast<double>(b0->stats.rows_compacted) / b0->stats.compaction_seconds_total
             : 0;
+    // STRATA_COMPACTION_BENCH_PACED_FRACTION (default 0.5) of the compaction throughput, or
     // STRATA_COMPACTION_BENCH_PACED_RATE (rows/s) overrides the offered rate.
+    const double fraction = PacedFraction();
     const char* fixed = std::getenv("STRATA_COMPACTION_BENCH_PACED_RATE");
-    const double rate =
-        fixed != nullptr && std::atof(fixed) > 0 ? std::atof(fixed) : std::max(1000.0, 0.5 * c);
+    const double rate = fixed != nullptr && std::atof(fixed) > 0 ? std::atof(fixed)
+                                                                 : std::max(1000.0, fraction * c);
     int64_t retries = 0;
     const auto r = strata::bench::PacedPuts(
         rate, kBatch, secs,

@@ -12,12 +12,20 @@
 // Thread-safety: runs on the calling thread; `put` and `compacting` are called from it only.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
 
 namespace strata::bench {
+
+/// The p-quantile (0..1, nearest rank) of latencies `v` (0 when empty).
+inline double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
+}
 
 struct PacedResult {
   std::vector<double> idle_ms;    // latencies of puts that overlapped no compaction

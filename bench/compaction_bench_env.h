@@ -1,0 +1,68 @@
+// Settings of bench/compaction_bench.cc from the environment (README "Benchmarks"):
+// STRATA_COMPACTION_BENCH_ROWS, _FRESH, _PACED_SECONDS, _PACED_FRACTION, _INDEX, _REFINE
+// (_PACED_RATE is read where the rate is chosen). Defaults give the issue's 1M-row run.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "index/index_spec.h"
+
+namespace strata::bench {
+
+inline constexpr int64_t kCompactionBenchDefaultRows = 1000000;
+
+inline int64_t NumRows() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_ROWS");
+  return s ? std::max<int64_t>(10000, std::atoll(s)) : kCompactionBenchDefaultRows;
+}
+
+// Length of the paced-writer step (STRATA_COMPACTION_BENCH_PACED_SECONDS, default 120; 0 skips).
+// STRATA_COMPACTION_BENCH_FRESH=0 skips the fresh-table comparison of step 3 (disk bytes).
+inline bool FreshCompare() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_FRESH");
+  return s == nullptr || std::string(s) != "0";
+}
+
+// The paced writer's offered rate as a fraction of the compaction throughput measured during
+// the load (STRATA_COMPACTION_BENCH_PACED_FRACTION, default 0.5).
+inline double PacedFraction() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_FRACTION");
+  return s != nullptr && std::atof(s) > 0 ? std::atof(s) : 0.5;
+}
+
+inline double PacedSeconds() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_SECONDS");
+  return s ? std::max(0.0, std::atof(s)) : 120.0;
+}
+
+// STRATA_COMPACTION_BENCH_INDEX: the requested vector index type (default HNSW, the float
+// graph on every tier; IVF_PQ / IVF_FLAT / IVF_SQ build that FAISS index on the base,
+// docs/INDEXES.md; IVF_PQ with num_sub_vectors 16). STRATA_COMPACTION_BENCH_REFINE: the
+// queries' refine_factor (default none).
+inline std::string IndexType() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_INDEX");
+  return s != nullptr && *s != 0 ? s : "HNSW";
+}
+inline std::optional<int64_t> Refine() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_REFINE");
+  if (s == nullptr || std::atoll(s) <= 0) return std::nullopt;
+  return std::atoll(s);
+}
+
+inline index::IndexSpec Hnsw() {
+  index::IndexSpec s;
+  s.kind = index::IndexKind::kHnsw;
+  s.column = "vec";
+  s.name = "vec_idx";
+  s.requested_type = IndexType();
+  s.base_ivf = s.requested_type != "HNSW";
+  if (s.requested_type == "IVF_PQ") s.params_json = R"({"num_sub_vectors":16})";
+  s.hnsw.distance = index::DistanceType::kL2;
+  return s;
+}
+
+}  // namespace strata::bench
