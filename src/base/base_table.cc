@@ -317,8 +317,7 @@ void BaseTable::MaintenanceLoop() {
                    r.status().ToString());
     }
   };
-  // A base rewrite when dead rows reach the trigger (base_rewrite.cc); after a failure, not
-  // again for gc_interval.
+  // A base rewrite when dead rows reach the trigger (base_rewrite.cc).
   auto rewrite_retry = shard::Clock::time_point{};
   auto maybe_rewrite = [&] {
     if (!options_.background || shard_ == nullptr || shard::Clock::now() < rewrite_retry ||
@@ -331,9 +330,15 @@ void BaseTable::MaintenanceLoop() {
       std::lock_guard<std::mutex> busy(mu_);
       if (building_ || index_work_) return;
     }
-    auto r = Rewrite(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
+    // No practical deadline (Stop cancels it between batches): a rewrite that timed out would
+    // have done its O(base) work for nothing, and the next attempt would again.
+    const auto t0 = shard::Clock::now();
+    auto r = Rewrite(*shard_, commit_, t0 + std::chrono::hours(24 * 365));
     if (!r.ok()) {
-      rewrite_retry = shard::Clock::now() + options_.gc_interval;
+      // Not again before gc_interval, nor before 4x the failed attempt's duration.
+      const auto took = shard::Clock::now() - t0;
+      rewrite_retry =
+          shard::Clock::now() + std::max<shard::Clock::duration>(options_.gc_interval, 4 * took);
       spdlog::warn("table '{}': base rewrite failed: {}", table_prefix_, r.status().ToString());
       return;
     }
