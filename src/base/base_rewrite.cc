@@ -221,11 +221,15 @@ Result<RewriteResult> BaseTable::RewriteLocked(shard::ShardWriter& shard, const 
       pos += batch->num_rows();
     }
     missing = missing || NeedsRetrain(**made, total);
-    // A checkpoint of every rebuilt index: the old ones name old positions.
-    format::BaseIndexCheckpoint c = WriteCheckpoint(**made, total);
-    if (!c.path().empty()) {
-      written.push_back(table_prefix_ + "/" + c.path());
-      *next.add_indexes() = c;
+    // The old checkpoints name old positions: none is kept. A new one as compaction's rule
+    // would write it with nothing saved (rows >= min_checkpoint_rows); below that a restart
+    // rebuilds the index from the rows, as for a fresh table of that size.
+    if (total >= options_.min_checkpoint_rows) {
+      format::BaseIndexCheckpoint c = WriteCheckpoint(**made, total);
+      if (!c.path().empty()) {
+        written.push_back(table_prefix_ + "/" + c.path());
+        *next.add_indexes() = c;
+      }
     }
     install.indexes.push_back(std::move(*made));
     ++result.indexes_built;
