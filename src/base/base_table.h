@@ -70,11 +70,12 @@
 //
 // Locks (order: stop_mu_ -> work_mu_ -> mu_; work_mu_ -> the table's lock inside CommitFn;
 // mu_ is a leaf, never held while taking another lock or doing I/O):
-// `work_mu_` serialises everything that changes the installed base indexes or appends rows:
-// a compaction, GC, and the index builder's install step (index the rows not yet covered,
-// checkpoint, SetIndex), so a compaction never grows (Clone) an index the builder replaces
-// between its Clone and its SetIndex. Compact() fails Busy while it is held; the maintenance
-// thread waits for it. The builder's training and bulk indexing run without it.
+// `work_mu_` serialises everything that changes the installed base indexes or the rows: a
+// compaction, a base rewrite (its whole duration), GC, and the index builder's install step
+// (index the rows not yet covered, checkpoint, SetIndex), so a compaction never grows (Clone)
+// an index the builder replaces between its Clone and its SetIndex. Compact() fails Busy
+// while it is held; the maintenance thread waits for it. The builder's training and bulk
+// indexing run without it.
 // `mu_` guards `state_`, `specs_`, `stats_`, the threads' flags (stop_, wake_, index_work_,
 // building_) and the thread handles. `stop_mu_` serialises Stop (held while
 // joining both threads; taken before work_mu_ and mu_, never by those threads), so concurrent
