@@ -15,6 +15,9 @@
 //     SSTables, base data, base index checkpoints, manifests) against the same live rows loaded
 //     fresh into a new table and compacted; again after both tables closed cleanly (their
 //     base index checkpoints then cover every row, BaseTable::CloseWithCheckpoints).
+//     Also the base's physical and live rows, the base rewrites the background trigger ran
+//     (docs/COMPACTION.md "Base rewrite"; STRATA_COMPACTION_BENCH_REWRITE_MIN_DEAD_ROWS and
+//     _REWRITE_FRACTION override its limits), search QPS and RSS.
 //  4. Put latency: p50/p99 of puts that overlapped a compaction against puts that did not, at
 //     full speed (every put of steps 1-2) and, after the idle step, paced (bench/paced_writer.h):
 //     upserts of existing ids offered at half the compaction throughput measured during the
@@ -60,6 +63,7 @@ namespace {
 using namespace strata;  // NOLINT
 using Clock = std::chrono::steady_clock;
 using strata::bench::Batch;
+using strata::bench::BenchCompaction;
 using strata::bench::Describe;
 using strata::bench::DiskBytes;
 using strata::bench::FreshCompare;
@@ -86,7 +90,7 @@ constexpr int64_t kBatch = 1000;
 // server does), print time and RSS.
 int RestartChild(const std::string& dir) {
   const auto t0 = Clock::now();
-  auto catalog = table::Catalog::Open(dir);
+  auto catalog = table::Catalog::Open(dir, {}, BenchCompaction());
   if (!catalog.ok()) return 2;
   auto t = (*catalog)->GetTable("default", "bench");
   if (!t.ok()) return 3;
@@ -170,7 +174,7 @@ bool Settle(table::Table& t) {
 // collects garbage (a superseded checkpoint is removed at once, base/gc.h) and closes it
 // again, so the directory holds what a closed table needs and nothing superseded.
 bool CollectClosed(const std::string& dir) {
-  auto catalog = table::Catalog::Open(dir);
+  auto catalog = table::Catalog::Open(dir, {}, BenchCompaction());
   if (!catalog.ok()) return false;
   auto t = (*catalog)->GetTable("default", "bench");
   if (!t.ok()) return false;
@@ -208,7 +212,7 @@ int main(int argc, char** argv) {
   std::printf("compaction_bench: %lld rows of %d-d clustered vectors, batches of %lld, in %s\n",
               static_cast<long long>(rows), kDim, static_cast<long long>(kBatch), root.c_str());
 
-  auto catalog = std::move(table::Catalog::Open(dir)).value();
+  auto catalog = std::move(table::Catalog::Open(dir, {}, BenchCompaction())).value();
   auto table =
       std::move(catalog->CreateTable("default", "bench", Schema(), {}, table::CreateMode::kCreate))
           .value();
@@ -406,7 +410,23 @@ int main(int argc, char** argv) {
 
   // Settle: flush, compact until no SSTable waits (retrying while a background one runs).
   if (!Settle(*table)) return 1;
-  (void)table->CollectGarbage();
+  // A base rewrite the settle made due runs in the background right after it: wait for it.
+  {
+    const base::CompactionOptions co = BenchCompaction();
+    const auto w0 = Clock::now();
+    for (;;) {
+      const auto b = table->DescribeBase();
+      const int64_t dead = b->rows - b->live_rows;
+      const bool due = co.rewrite_dead_fraction > 0 && dead >= co.rewrite_min_dead_rows &&
+                       static_cast<double>(dead) >= co.rewrite_dead_fraction * b->rows;
+      if (!due || Clock::now() - w0 > std::chrono::minutes(20)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  // GC (waiting while the maintenance thread's own pass after the rewrite holds the work lock).
+  for (int i = 0; i < 600 && table->CollectGarbage().status().IsAlreadyExists(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   // The base index built (and retrained, IVF) over every row: the recall below measures it.
   {
     const auto w0 = Clock::now();
@@ -435,13 +455,29 @@ int main(int argc, char** argv) {
   const auto loaded_bytes = DiskBytes(dir);
   std::printf("[figures] after upserts and deletes: %lld live rows,%s\n",
               static_cast<long long>(live), Describe(loaded_bytes).c_str());
+  {
+    const auto b = table->DescribeBase();
+    Vectors qp;
+    const double qps = SearchQps(*table, qp);
+    const double per = b->stats.rewrites > 0
+                           ? b->stats.rewrite_seconds_total / static_cast<double>(b->stats.rewrites)
+                           : 0;
+    std::printf(
+        "[figures] base after upserts and deletes: %lld physical rows, %lld live; %llu base "
+        "rewrites (%llu rows reclaimed, %.1f s each on average); search %.0f q/s settled; RSS "
+        "%.1f MB\n",
+        static_cast<long long>(b->rows), static_cast<long long>(b->live_rows),
+        static_cast<unsigned long long>(b->stats.rewrites),
+        static_cast<unsigned long long>(b->stats.rewrite_rows_reclaimed), per, qps,
+        static_cast<double>(ResidentBytes()) / 1e6);
+  }
 
   // The same live rows loaded fresh and compacted.
   std::map<std::string, int64_t> fresh_closed_bytes;
   int64_t fresh_open_total = 0;
   if (FreshCompare()) {
     std::filesystem::create_directories(fresh_dir);
-    auto fc = std::move(table::Catalog::Open(fresh_dir)).value();
+    auto fc = std::move(table::Catalog::Open(fresh_dir, {}, BenchCompaction())).value();
     auto ft =
         std::move(fc->CreateTable("default", "bench", Schema(), {}, table::CreateMode::kCreate))
             .value();

@@ -1,5 +1,6 @@
 // Settings of bench/compaction_bench.cc from the environment (README "Benchmarks"):
-// STRATA_COMPACTION_BENCH_ROWS, _FRESH, _PACED_SECONDS, _PACED_FRACTION, _INDEX, _REFINE
+// STRATA_COMPACTION_BENCH_ROWS, _FRESH, _PACED_SECONDS, _PACED_FRACTION, _INDEX, _REFINE,
+// _REWRITE_MIN_DEAD_ROWS, _REWRITE_FRACTION
 // (_PACED_RATE is read where the rate is chosen). Defaults give the 1M-row run.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "base/base_table.h"
 #include "index/index_spec.h"
 
 namespace strata::bench {
@@ -32,6 +34,21 @@ inline bool FreshCompare() {
 inline double PacedFraction() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_FRACTION");
   return s != nullptr && std::atof(s) > 0 ? std::atof(s) : 0.5;
+}
+
+// The server's compaction defaults, but for the base rewrite trigger:
+// STRATA_COMPACTION_BENCH_REWRITE_MIN_DEAD_ROWS (default 65,536) and
+// STRATA_COMPACTION_BENCH_REWRITE_FRACTION (default 0.5; 0 disables), e.g. a low minimum for a
+// 10,000-row smoke run.
+inline base::CompactionOptions BenchCompaction() {
+  base::CompactionOptions o;
+  if (const char* s = std::getenv("STRATA_COMPACTION_BENCH_REWRITE_MIN_DEAD_ROWS")) {
+    o.rewrite_min_dead_rows = std::max<int64_t>(1, std::atoll(s));
+  }
+  if (const char* s = std::getenv("STRATA_COMPACTION_BENCH_REWRITE_FRACTION")) {
+    o.rewrite_dead_fraction = std::max(0.0, std::atof(s));
+  }
+  return o;
 }
 
 inline double PacedSeconds() {

@@ -141,6 +141,16 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
   const auto t0 = std::chrono::steady_clock::now();
   const arrow::SchemaPtr& schema = source_->storage_schema();
   shard::BaseSource::State st = source_->CurrentState();
+  // A base rewrite (base_rewrite.cc) renumbers positions: an index built over an older epoch
+  // is discarded, and the next pass builds over the rewritten base (if the rewrite did not).
+  const uint64_t epoch = st.epoch;
+  auto rewritten = [&] {
+    if (st.epoch == epoch) return false;
+    spdlog::info("base index '{}': base rewritten during the build; starting over", spec.name);
+    std::lock_guard<std::mutex> lock(mu_);
+    index_work_ = true;
+    return true;
+  };
   std::shared_ptr<index::ColumnIndex> idx;
   int64_t covered = 0;  // idx holds base rows [0, covered)
   int64_t saved = 0;    // rows of the stored checkpoint idx was loaded from
@@ -267,6 +277,7 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
   // few remain.
   for (int round = 0; round <= kCatchUpRounds; ++round) {
     st = source_->CurrentState();
+    if (rewritten()) return;
     if (round > 0 && (st.rows - covered <= kLockedCatchUpRows || round == kCatchUpRounds)) break;
     auto r = index_rows(st, /*stoppable=*/true);
     if (!r.ok()) {
@@ -297,6 +308,10 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
       return;
     }
     st = source_->CurrentState();
+    if (rewritten()) {
+      drop_pending();
+      return;
+    }
     auto r = index_rows(st, /*stoppable=*/false);
     if (!r.ok()) {
       spdlog::error("base index '{}' not built: {}", spec.name, r.status().ToString());

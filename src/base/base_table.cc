@@ -66,6 +66,7 @@ Result<std::shared_ptr<BaseTable>> BaseTable::Open(
       auto bytes = b->store_->Get(b->table_prefix_ + "/" + f.deletions_path());
       if (!bytes.ok()) return bytes.status().WithContext("base deletion vector");
       auto dv = format::DeletionVector::Deserialize(*bytes);
+      shard::Liveness& live = b->source_->liveness();
       if (!dv.ok()) {
         return dv.status().WithContext("base deletion vector '" + f.deletions_path() + "'");
       }
@@ -74,7 +75,7 @@ Result<std::shared_ptr<BaseTable>> BaseTable::Open(
           return Status::Corruption("base deletion vector '" + f.deletions_path() + "' names row " +
                                     std::to_string(p) + " of " + std::to_string(f.rows()));
         }
-        b->source_->liveness().Supersede(f.first_row() + p, shard::Liveness::kDead);
+        live.Supersede(f.first_row() + p, shard::Liveness::kDead);
       }
     }
   }
@@ -339,6 +340,33 @@ void BaseTable::MaintenanceLoop() {
                    r.status().ToString());
     }
   };
+  // A base rewrite when dead rows reach the trigger (base_rewrite.cc).
+  auto rewrite_retry = shard::Clock::time_point{};
+  auto maybe_rewrite = [&] {
+    if (!options_.background || shard_ == nullptr || shard::Clock::now() < rewrite_retry ||
+        !RewriteDue()) {
+      return;
+    }
+    {
+      // Not while the index builder works (a checkpoint load at open, a training): the rewrite
+      // rebuilds only complete indexes, and a build straddling it starts over.
+      std::lock_guard<std::mutex> busy(mu_);
+      if (building_ || index_work_) return;
+    }
+    // No practical deadline (Stop cancels it between batches): a rewrite that timed out would
+    // have done its O(base) work for nothing, and the next attempt would again.
+    const auto t0 = shard::Clock::now();
+    auto r = Rewrite(*shard_, commit_, t0 + std::chrono::hours(24 * 365));
+    if (!r.ok()) {
+      // Not again before gc_interval, nor before 4x the failed attempt's duration.
+      const auto took = shard::Clock::now() - t0;
+      rewrite_retry =
+          shard::Clock::now() + std::max<shard::Clock::duration>(options_.gc_interval, 4 * took);
+      spdlog::warn("table '{}': base rewrite failed: {}", table_prefix_, r.status().ToString());
+      return;
+    }
+    run_gc();  // removes the old fragments now (gc.h rule 2)
+  };
   bool deferred = false;  // the last turn waited for a first training (throttle suspended)
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
@@ -369,7 +397,10 @@ void BaseTable::MaintenanceLoop() {
       }
       // Collect right away: while compaction lags, a trigger fires on every turn, and GC
       // waiting for an idle turn would keep superseded checkpoints and WAL meanwhile.
-      if (r.ok() && !r->compacted_generations.empty()) run_gc();
+      if (r.ok() && !r->compacted_generations.empty()) {
+        run_gc();
+        maybe_rewrite();
+      }
       if (!r.ok() && !r.status().IsAlreadyExists()) {
         spdlog::warn("table '{}': background compaction failed: {}", table_prefix_,
                      r.status().ToString());
@@ -386,6 +417,7 @@ void BaseTable::MaintenanceLoop() {
       continue;
     }
     if (gc_due || shard::Clock::now() - last_gc >= options_.gc_interval) run_gc();
+    if (!defer) maybe_rewrite();
     lock.lock();
     if (stop_) break;
     cv_.wait_for(lock, options_.poll_interval, [this] { return stop_ || wake_; });

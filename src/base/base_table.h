@@ -51,6 +51,18 @@
 // waits (L0 grows for the training's duration instead of stalling writes). If the L0 rows
 // cannot train the definition (e.g. IVF_PQ with fewer than 2^nbits vectors) it is marked and
 // compaction proceeds as before. compact/ (Compact) waits too, up to its deadline.
+// Base rewrite (Rewrite, base_rewrite.cc; docs/COMPACTION.md "Base rewrite"): compaction
+// only appends, so superseded and deleted rows stay in the fragments, the indexes and the
+// liveness. Once dead rows >= rewrite_min_dead_rows and dead / rows >= rewrite_dead_fraction
+// (default: dead >= live and >= 65,536) the maintenance thread copies
+// the live rows (rows dead only by an uncompacted generation included: they keep their mark)
+// into new fragments with positions 0..n-1, rebuilds every installed base index over them
+// (an IVF index reuses its trained model), writes their checkpoints, commits ONE manifest
+// whose base lists only those, and installs it under the shard lock (ShardWriter::
+// InstallRewrite carries marks made meanwhile). It holds work_mu_ throughout (no compaction,
+// GC or index install meanwhile; L0 grows and the write throttle is suspended). GC removes
+// the old fragments at its next pass (gc.h rule 2: older manifests of the same table version
+// do not protect them).
 // Opening: fragments and deletion vectors are read at Open (rows visible at once; the base
 // scans exactly until its indexes are ready); index checkpoints are loaded, and rows they do
 // not cover indexed, by the index builder (StartMaintenance), so a restart answers its first
@@ -58,11 +70,12 @@
 //
 // Locks (order: stop_mu_ -> work_mu_ -> mu_; work_mu_ -> the table's lock inside CommitFn;
 // mu_ is a leaf, never held while taking another lock or doing I/O):
-// `work_mu_` serialises everything that changes the installed base indexes or appends rows:
-// a compaction, GC, and the index builder's install step (index the rows not yet covered,
-// checkpoint, SetIndex), so a compaction never grows (Clone) an index the builder replaces
-// between its Clone and its SetIndex. Compact() fails Busy while it is held; the maintenance
-// thread waits for it. The builder's training and bulk indexing run without it.
+// `work_mu_` serialises everything that changes the installed base indexes or the rows: a
+// compaction, a base rewrite (its whole duration), GC, and the index builder's install step
+// (index the rows not yet covered, checkpoint, SetIndex), so a compaction never grows (Clone)
+// an index the builder replaces between its Clone and its SetIndex. Compact() fails Busy
+// while it is held; the maintenance thread waits for it. The builder's training and bulk
+// indexing run without it.
 // `mu_` guards `state_`, `specs_`, `stats_`, the threads' flags (stop_, wake_, index_work_,
 // building_) and the thread handles. `stop_mu_` serialises Stop (held while
 // joining both threads; taken before work_mu_ and mu_, never by those threads), so concurrent
@@ -140,6 +153,27 @@ struct CompactionOptions {
   /// inside an IVF training: between k-means iterations), with the definition's name and the
   /// number of that check (1, 2, ...), before it looks at Stop and the definitions.
   std::function<void(const std::string& index_name, int64_t check)> index_abandon_check_hook;
+  /// Base rewrite trigger (maintenance thread, with `background`): dead base rows (superseded
+  /// or deleted by compacted generations) >= rewrite_min_dead_rows and dead / rows >=
+  /// rewrite_dead_fraction. rewrite_dead_fraction 0 disables the trigger (Rewrite() still
+  /// runs). Server flags --rewrite-min-dead-rows, --rewrite-dead-fraction.
+  int64_t rewrite_min_dead_rows = 65536;
+  double rewrite_dead_fraction = 0.5;
+  /// Tests: called by a rewrite (under work_mu_, no shard lock) after its copy, index builds
+  /// and checkpoints, before its manifest commit and install, so writes may land on the old
+  /// base meanwhile.
+  std::function<void()> rewrite_install_hook;
+};
+
+/// What one base rewrite did.
+struct RewriteResult {
+  int64_t rows_before = 0;    // physical base rows before
+  int64_t rows_after = 0;     // rows copied (physical rows after)
+  int64_t bytes_before = 0;   // base fragment + deletion vector + checkpoint bytes before
+  int64_t bytes_after = 0;    // the same after (new fragments + checkpoints)
+  int64_t fragments = 0;      // new fragments
+  int64_t indexes_built = 0;  // base indexes rebuilt over the new rows
+  double seconds = 0;
 };
 
 /// What one compaction did.
@@ -162,9 +196,12 @@ struct BaseStats {
   int64_t rows = 0, live_rows = 0, fragments = 0, bytes = 0;
   int64_t running = 0;  // compactions in progress now (0 or 1)
   uint64_t gc_runs = 0, gc_failures = 0, gc_files_removed = 0, gc_bytes_removed = 0;
-  uint64_t index_builds = 0;            // base indexes built or retrained and installed
-  uint64_t index_builds_abandoned = 0;  // builds given up by Stop or a dropped definition
-  WriteThrottleStats throttle;          // writes slowed / stopped by the L0 backlog
+  uint64_t index_builds = 0;                    // base indexes built or retrained and installed
+  uint64_t index_builds_abandoned = 0;          // builds given up by Stop or a dropped definition
+  WriteThrottleStats throttle;                  // writes slowed / stopped by the L0 backlog
+  uint64_t rewrites = 0, rewrite_failures = 0;  // base rewrites (Rewrite)
+  uint64_t rewrite_rows_reclaimed = 0, rewrite_bytes_reclaimed = 0;
+  double rewrite_seconds_total = 0;
 };
 
 /// An index of the base for describe: definition, rows covered.
@@ -236,6 +273,15 @@ class BaseTable {
   /// writers' errors (the base and manifest are unchanged).
   Result<CompactionResult> Compact(shard::ShardWriter& shard, const CommitFn& commit,
                                    shard::Deadline deadline);
+  /// Rewrites the base of `shard` now (see the file comment): afterwards its physical rows are
+  /// its live rows. Waits for the work lock (a compaction, GC or index install finishes
+  /// first). `deadline` is checked before the copy and before the index builds (a rewrite past
+  /// it fails Timeout, nothing committed). Errors: Fenced; IOError; Timeout; the writers'
+  /// errors (the base and manifest are unchanged, files written are removed).
+  Result<RewriteResult> Rewrite(shard::ShardWriter& shard, const CommitFn& commit,
+                                shard::Deadline deadline);
+  /// Whether the rewrite trigger fires now (options and stats(); false when disabled).
+  bool RewriteDue() const;
   /// The table's write throttle (base/write_throttle.h): writers call Admit with no lock
   /// held; compactions report to it. Never null.
   WriteThrottle& throttle() const { return *throttle_; }
@@ -304,6 +350,8 @@ class BaseTable {
   /// waits for it).
   Result<CompactionResult> CompactHoldingWorkLock(shard::ShardWriter& shard, const CommitFn& commit,
                                                   shard::Deadline deadline);
+  Result<RewriteResult> RewriteLocked(shard::ShardWriter& shard, const CommitFn& commit,
+                                      shard::Deadline deadline);
   Result<CompactionResult> CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
                                          shard::Deadline deadline);
 

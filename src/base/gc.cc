@@ -99,14 +99,30 @@ struct References {
   // Index checkpoints of older manifests, not protected (see Add).
   std::set<std::string> superseded_checkpoints;
 
+  // Fragment directories and deletion vectors that only older manifests of the current
+  // table version name (see Add): removed whatever their age.
+  std::set<std::string> superseded_dirs;
+  std::set<std::string> superseded_files;
+
   /// `with_checkpoints` false (a manifest older than current): its index checkpoints are not
   /// protected. A checkpoint is derived data (an index over the fragments, rebuilt from them
   /// when missing), each one a full copy of a base index: keeping every retained version's
   /// would hold one copy per compaction for the whole retention.
-  void Add(const std::string& prefix, const format::TableManifest& m, bool with_checkpoints) {
+  /// `with_base_files` false (an older manifest of the same table version and shards as
+  /// current, i.e. a predecessor by compaction, base rewrite, tag or index change): its
+  /// fragments and deletion vectors are not protected either. It holds the same rows as
+  /// current, and it cannot be read back anyway: rule 4 removes the SSTables it needs once they
+  /// are compacted. Without this a base rewrite's old fragments stayed for the whole retention.
+  void Add(const std::string& prefix, const format::TableManifest& m, bool with_checkpoints,
+           bool with_base_files = true) {
     for (const auto& f : m.base().fragments()) {
-      if (!f.path().empty()) fragment_dirs.insert(prefix + "/data/" + f.path() + "/");
-      if (!f.deletions_path().empty()) files.insert(prefix + "/" + f.deletions_path());
+      if (!f.path().empty()) {
+        (with_base_files ? fragment_dirs : superseded_dirs)
+            .insert(prefix + "/data/" + f.path() + "/");
+      }
+      if (!f.deletions_path().empty()) {
+        (with_base_files ? files : superseded_files).insert(prefix + "/" + f.deletions_path());
+      }
     }
     for (const auto& idx : m.base().indexes()) {
       if (idx.path().empty()) continue;
@@ -115,13 +131,22 @@ struct References {
     for (const auto& id : m.shard_ids()) shard_ids.insert(id);
   }
 
-  bool Referenced(const std::string& key) const {
-    if (files.count(key) > 0) return true;
-    // The fragment directory is the longest referenced prefix <= key that key starts with.
-    auto it = fragment_dirs.upper_bound(key);
-    if (it == fragment_dirs.begin()) return false;
+  /// The directory of `dirs` (each ending in '/') that `key` lies under, if any.
+  static bool UnderDir(const std::set<std::string>& dirs, const std::string& key) {
+    // The directory is the longest listed prefix <= key that key starts with.
+    auto it = dirs.upper_bound(key);
+    if (it == dirs.begin()) return false;
     --it;
     return key.compare(0, it->size(), *it) == 0;
+  }
+
+  bool Referenced(const std::string& key) const {
+    return files.count(key) > 0 || UnderDir(fragment_dirs, key);
+  }
+  /// Named only by older manifests of current's table version (committed, not in flight).
+  bool Superseded(const std::string& key) const {
+    return superseded_checkpoints.count(key) > 0 || superseded_files.count(key) > 0 ||
+           UnderDir(superseded_dirs, key);
   }
 };
 
@@ -251,18 +276,23 @@ class Collector {
     STRATA_RETURN_IF_ERROR(LoadManifests(store_, in_, &files, &listed));
     References refs;
     refs.Add(in_.table_prefix, in_.current, /*with_checkpoints=*/true);
+    const auto same_rows_as_current = [&](const format::TableManifest& m) {
+      return m.base_version() == in_.current.base_version() &&
+             std::equal(m.shard_ids().begin(), m.shard_ids().end(), in_.current.shard_ids().begin(),
+                        in_.current.shard_ids().end());
+    };
     for (const auto& [v, f] : files) {
       if (retained.count(v) > 0 || listed.count(v) > 0) {
-        refs.Add(in_.table_prefix, f.manifest, /*with_checkpoints=*/v >= current);
+        refs.Add(in_.table_prefix, f.manifest, /*with_checkpoints=*/v >= current,
+                 /*with_base_files=*/v >= current || !same_rows_as_current(f.manifest));
       }
     }
     for (const char* dir : kBaseDirs) {
       STRATA_ASSIGN_OR_RETURN(auto objects, store_.List(in_.table_prefix + dir));
       for (const auto& o : objects) {
         if (refs.Referenced(o.key)) continue;
-        // A checkpoint only older manifests name was committed (not in flight): no age rule.
-        if (refs.superseded_checkpoints.count(o.key) == 0 &&
-            !OlderThan(o, in_.now_micros, orphan_min_age_micros_)) {
+        // A file only older manifests name was committed (not in flight): no age rule.
+        if (!refs.Superseded(o.key) && !OlderThan(o, in_.now_micros, orphan_min_age_micros_)) {
           continue;
         }
         STRATA_RETURN_IF_ERROR(Remove(o, &stats_.base_files_removed));

@@ -16,6 +16,13 @@
 //     missing), each a full copy of an index: only `current` and newer manifests protect
 //     them, and one that only older retained manifests name (so it was committed, not in
 //     flight) is removed whatever its age.
+//     Fragments and deletion vectors are likewise protected only by `current`, newer
+//     manifests, and older manifests of ANOTHER table version (base_version) or other shards
+//     (e.g. before an overwrite): an older manifest of current's table version and shards is a
+//     predecessor by compaction, base rewrite, tag or index change, holds the same rows, and
+//     cannot be read back anyway (rule 4 removes its compacted SSTables). A file that only
+//     such predecessors name is removed whatever its age (a base rewrite's old fragments go
+//     at the next GC, not after the retention).
 //  3. WAL entries `_mem_wal/{shard}/wal/{bit_reversed_position}.arrow` of each shard of
 //     `current` that has a GcShard: positions <= manifest.replay_after_wal_entry_position()
 //     (their rows are in published SSTables), except fence sentinels (WAL entry metadata

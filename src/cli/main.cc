@@ -223,6 +223,18 @@ int main(int argc, char** argv) {
                    "had no write for this long, so a quiet table searches one graph; 0 = never")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 30))
       ->capture_default_str();
+  serve
+      ->add_option("--rewrite-dead-fraction", compaction.rewrite_dead_fraction,
+                   "Rewrite a table's base (copy its live rows, drop the dead ones) once dead "
+                   "rows are this fraction of its rows and at least --rewrite-min-dead-rows; "
+                   "0 = never (docs/COMPACTION.md \"Base rewrite\")")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  serve
+      ->add_option("--rewrite-min-dead-rows", compaction.rewrite_min_dead_rows,
+                   "...and once they are at least this many")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
   int64_t index_load_wait_ms = compaction.index_load_wait.count();
   serve
       ->add_option("--index-load-wait-ms", index_load_wait_ms,

@@ -292,6 +292,22 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
   base_counter("strata_base_index_builds_abandoned_total",
                "Base index builds given up (server stopping, table dropped or index dropped).",
                [](const base::BaseStats& b) { return b.index_builds_abandoned; });
+  base_counter("strata_base_rewrites_total",
+               "Base rewrites committed (live rows copied into new fragments, dead rows "
+               "dropped; --rewrite-dead-fraction).",
+               [](const base::BaseStats& b) { return b.rewrites; });
+  base_counter("strata_base_rewrite_failures_total",
+               "Base rewrites that failed (nothing committed; retried after --gc-interval-s).",
+               [](const base::BaseStats& b) { return b.rewrite_failures; });
+  base_counter("strata_base_rewrite_rows_reclaimed_total",
+               "Dead base rows dropped by base rewrites.",
+               [](const base::BaseStats& b) { return b.rewrite_rows_reclaimed; });
+  base_counter("strata_base_rewrite_bytes_reclaimed_total",
+               "Base bytes (fragments, deletion vectors, checkpoints) no longer referenced "
+               "after base rewrites (garbage collection removes the files).",
+               [](const base::BaseStats& b) { return b.rewrite_bytes_reclaimed; });
+  base_counter("strata_base_rewrite_seconds_total", "Time spent in committed base rewrites.",
+               [](const base::BaseStats& b) { return b.rewrite_seconds_total; });
   base_counter("strata_gc_runs_total", "Garbage collection passes completed.",
                [](const base::BaseStats& b) { return b.gc_runs; });
   base_counter("strata_gc_failures_total", "Garbage collection passes that stopped on an error.",

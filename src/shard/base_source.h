@@ -9,6 +9,10 @@
 // Rows only ever append (a compaction adds a fragment); a row's position never changes, so a
 // view that captured `rows` and the fragment list reads a stable prefix, and index entries for
 // positions at or past a view's row count are simply not live in it (as for MemTables).
+// The one exception is a base rewrite (src/base/base_rewrite.cc, Replace): it swaps in new
+// fragments, batches, liveness and indexes with positions renumbered 0..n-1 and bumps
+// `epoch`. A State holds its own batch logs and liveness (shared_ptrs), so a view built before
+// a rewrite keeps reading the old rows consistently; views order by epoch first.
 //
 // Liveness: one Liveness (shard/liveness.h) for every base row. Marks made by the writer as
 // rows arrive are in address order (its ascending log counts them); a compaction that copies an
@@ -54,6 +58,10 @@ class BaseSource {
     std::shared_ptr<const std::vector<Fragment>> fragments;
     std::shared_ptr<const std::vector<uint64_t>> carried;  // sorted carried marks
     int64_t carried_folded = 0;  // carried marks whose generation is compacted: always dead
+    uint64_t epoch = 0;          // rewrites installed before this state (Replace)
+    std::shared_ptr<memtable::AppendLog<arrow::RecordBatchPtr>> batches;
+    std::shared_ptr<memtable::AppendLog<int64_t>> starts;
+    std::shared_ptr<Liveness> live;
   };
 
   explicit BaseSource(arrow::SchemaPtr storage_schema);
@@ -64,24 +72,34 @@ class BaseSource {
   /// Appends `data`'s rows as base rows [rows(), rows() + data->num_rows()) (addressable in
   /// liveness, unmarked). Views built afterwards include them.
   void AppendFragment(std::shared_ptr<const sstable::SSTableReader> data);
-  Liveness& liveness() { return *live_; }
+  /// The current liveness (writer: under the same serialisation as Replace).
+  Liveness& liveness();
   /// Marks each (position, by) (`by` a row address or kDead, any order): marks carried over
   /// from the SSTable rows a compaction copied. Rows already marked keep their mark.
   void CarryMarks(const std::vector<std::pair<int64_t, uint64_t>>& marks);
   /// Folds carried marks naming generations <= `generation` into the always-dead count.
   void FoldCarried(uint64_t generation);
+  /// A base rewrite's install: the base becomes exactly the rows of `fragments` (positions
+  /// renumbered from 0), with `indexes` as its index list and `marks` (position, by) carried
+  /// onto the new positions as CarryMarks does; `epoch` grows by one. States captured before
+  /// keep their own batches and liveness. Writer-serialised (the shard writer's `mu`).
+  void Replace(const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
+               std::vector<std::shared_ptr<index::ColumnIndex>> indexes,
+               const std::vector<std::pair<int64_t, uint64_t>>& marks);
 
   // ---- readers ----
   State CurrentState() const;
   int64_t rows() const;
-  std::shared_ptr<const Liveness> live() const { return live_; }
-  /// Batches of base rows [0, state.rows) and their first positions (no copy).
+  uint64_t epoch() const;
+  std::shared_ptr<const Liveness> live() const;
+  /// Batches of base rows [0, state.rows) and their first positions (no copy; from the
+  /// state's own logs).
   memtable::LogView<arrow::RecordBatchPtr> Batches(const State& state) const;
   memtable::LogView<int64_t> BatchStarts(const State& state) const;
   /// Newest base row of `key` (an encoded key, format/key_encoding.h) in `state`'s fragments:
   /// newest fragment first, bloom filter then key index. The row may be dead: check liveness.
   static std::optional<int64_t> Lookup(const State& state, std::string_view key);
-  /// Dead rows of `state` as `view` sees them (O(fragments + log(marks))).
+  /// Dead rows of `state` as `view` sees them (O(fragments + log(marks))), by its liveness.
   int64_t DeadIn(const State& state, const Visibility& view) const;
 
   // ---- indexes (idx_mu_) ----
@@ -96,14 +114,13 @@ class BaseSource {
   void RetainIndexes(const std::vector<index::IndexSpec>& keep);
 
  private:
+  /// Appends `data`'s batches to state_'s logs (state_mu_ held).
+  void AppendLocked(std::shared_ptr<const sstable::SSTableReader> data);
+  void CarryLocked(const std::vector<std::pair<int64_t, uint64_t>>& marks);
+
   const arrow::SchemaPtr storage_schema_;
-  const std::shared_ptr<Liveness> live_ = std::make_shared<Liveness>();
-  const std::shared_ptr<memtable::AppendLog<arrow::RecordBatchPtr>> batches_ =
-      std::make_shared<memtable::AppendLog<arrow::RecordBatchPtr>>();
-  const std::shared_ptr<memtable::AppendLog<int64_t>> starts_ =
-      std::make_shared<memtable::AppendLog<int64_t>>();
   mutable std::mutex state_mu_;
-  State state_;  // guarded by state_mu_
+  State state_;  // guarded by state_mu_ (its batches / starts / live replaced only by Replace)
   mutable std::mutex idx_mu_;
   std::vector<std::shared_ptr<index::ColumnIndex>> indexes_;  // guarded by idx_mu_
 };

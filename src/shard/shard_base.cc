@@ -15,16 +15,14 @@ void ShardWriter::Impl::LoadBaseLiveness() {
   for (const auto& t : sstables) {
     const sstable::PkIndex& pk = t->pk_index();
     for (int64_t k = 0; k < pk.size(); ++k) {
-      if (auto p = BaseSource::Lookup(st, pk.key(k))) {
-        base->liveness().Supersede(*p, Liveness::kDead);
-      }
+      if (auto p = BaseSource::Lookup(st, pk.key(k))) st.live->Supersede(*p, Liveness::kDead);
     }
   }
 }
 
 void ShardWriter::Impl::MarkBaseRow(const BaseSource::State& state, std::string_view key,
                                     uint64_t seq) {
-  if (auto p = BaseSource::Lookup(state, key)) base->liveness().Supersede(*p, seq);
+  if (auto p = BaseSource::Lookup(state, key)) state.live->Supersede(*p, seq);
 }
 
 std::optional<SourceView> ShardWriter::Impl::BaseViewLocked(
@@ -38,7 +36,7 @@ std::optional<SourceView> ShardWriter::Impl::BaseViewLocked(
   v.batches = base->Batches(st);
   v.batch_starts = base->BatchStarts(st);
   v.num_rows = st.rows;
-  v.liveness = base->live();
+  v.liveness = st.live;
   v.visibility = vis;
   v.live_rows = st.rows - base->DeadIn(st, *vis);
   for (auto& idx : base->indexes()) {
@@ -142,6 +140,39 @@ Status ShardWriter::InstallCompaction(const CompactionInstall& install) {
                                                   install.compacted_generation;
                                      }),
                       s.index_tasks.end());
+  s.visible_epoch.fetch_add(1);
+  s.cv.notify_all();
+  return Status::OK();
+}
+
+Status ShardWriter::InstallRewrite(const RewriteInstall& install) {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.base == nullptr) return Status::Invalid("shard '" + s.shard_id + "' has no base");
+  const BaseSource::State old = s.base->CurrentState();
+  if (old.epoch != install.base_epoch) {
+    return Status::Invalid("base rewrite of epoch " + std::to_string(install.base_epoch) +
+                           ": the base is at epoch " + std::to_string(old.epoch));
+  }
+  int64_t rows = 0;
+  for (const auto& f : install.fragments) rows += f->num_rows();
+  if (static_cast<int64_t>(install.origins.size()) != rows) {
+    return Status::Invalid("base rewrite install: " + std::to_string(install.origins.size()) +
+                           " origins for " + std::to_string(rows) + " rows");
+  }
+  // The mark each old position holds now: writes that arrived while the rewrite ran marked
+  // the old position (their lookups found the old fragments); the copy must stay as dead.
+  std::vector<std::pair<int64_t, uint64_t>> marks;
+  for (size_t i = 0; i < install.origins.size(); ++i) {
+    const int64_t p = install.origins[i];
+    if (p < 0 || p >= old.rows) {
+      return Status::Invalid("base rewrite install: origin " + std::to_string(p) +
+                             " is not a base row (" + std::to_string(old.rows) + " rows)");
+    }
+    const uint64_t m = old.live->Mark(p);
+    if (m != Liveness::kNone) marks.emplace_back(static_cast<int64_t>(i), m);
+  }
+  s.base->Replace(install.fragments, install.indexes, marks);
   s.visible_epoch.fetch_add(1);
   s.cv.notify_all();
   return Status::OK();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <tuple>
 #include <unordered_set>
 
 #include "arrow/builder.h"
@@ -147,6 +148,7 @@ ShardSnapshot ShardWriter::Impl::BuildViewLocked() const {
   out.rowid_column = layout.rowid_column;
   out.index_specs = specs;
   out.compacted_generation = compacted_generation;
+  out.base_epoch = base ? base->epoch() : 0;
   auto vis = std::make_shared<Visibility>();
   std::vector<GenPtr> gens(frozen.begin(), frozen.end());
   gens.push_back(active);
@@ -1134,15 +1136,17 @@ Result<std::shared_ptr<const ShardSnapshot>> ShardWriter::Snapshot() const {
   // Snapshot() call returned before (monotonic reads) nor one missing a change whose bump it
   // saw. A compaction removes rows from the view (SSTable rows move into the base, dead ones
   // go): it is installed under mu and bumps compacted_generation, so views order by
-  // (compacted_generation, visible rows).
+  // (compacted_generation, visible rows). A base rewrite removes dead base rows without
+  // changing compacted_generation; it bumps the base epoch, which orders first.
   auto order = [](const ShardSnapshot& v) {
     int64_t n = 0;
     for (const auto& src : v.sources) n += src.num_rows;
-    return std::make_pair(v.compacted_generation, n);
+    return std::make_tuple(v.base_epoch, v.compacted_generation, n);
   };
   std::lock_guard<std::mutex> lock(s.cache_mu);
   const auto rows = order(*shared);
-  const auto cached_rows = s.cached ? order(*s.cached) : std::make_pair(uint64_t{0}, int64_t{-1});
+  const auto cached_rows =
+      s.cached ? order(*s.cached) : std::make_tuple(uint64_t{0}, uint64_t{0}, int64_t{-1});
   if (rows > cached_rows || (rows == cached_rows && epoch >= s.cached_epoch)) s.cached = shared;
   s.cached_epoch = std::max(s.cached_epoch, epoch);
   return shared;

@@ -133,6 +133,20 @@ struct CompactionInstall {
   std::vector<std::pair<uint64_t, int64_t>> origins;
 };
 
+/// What a base rewrite publishes into a shard's read view (InstallRewrite).
+struct RewriteInstall {
+  /// The base epoch (BaseSource::epoch) the rewrite copied from: the install fails when
+  /// another rewrite was installed since.
+  uint64_t base_epoch = 0;
+  /// The new fragments, in base order (their rows are the new base positions 0..n-1).
+  std::vector<std::shared_ptr<const sstable::SSTableReader>> fragments;
+  /// For each new row, in order: its position in the old base (its liveness mark carries
+  /// over, including marks made while the rewrite ran).
+  std::vector<int64_t> origins;
+  /// The base indexes over the new rows (replace every installed base index).
+  std::vector<std::shared_ptr<index::ColumnIndex>> indexes;
+};
+
 /// What a Put or Delete did.
 struct PutResult {
   uint64_t wal_position = 0;  // entry holding the rows (0 for 0 rows: nothing written)
@@ -236,6 +250,9 @@ struct ShardSnapshot {
   /// Newest generation compacted into the base when the view was built (views order by it
   /// first: a compaction removes SSTable rows from the view).
   uint64_t compacted_generation = 0;
+  /// Base rewrites installed when the view was built (BaseSource::epoch; views order by it
+  /// before compacted_generation: a rewrite removes dead base rows from the view).
+  uint64_t base_epoch = 0;
   std::vector<SourceView> sources;
   /// What the view sees (shared by every source's SourceView::visibility).
   std::shared_ptr<const Visibility> visibility;
@@ -408,6 +425,13 @@ class ShardWriter {
   /// from the view. Errors: Invalid when `install` names a generation not published here or
   /// already compacted, or origins do not match the fragment (nothing changes).
   Status InstallCompaction(const CompactionInstall& install);
+  /// Publishes a committed base rewrite in memory, atomically for readers (under mu): the base
+  /// becomes the rewrite's fragments and indexes (BaseSource::Replace), and each copied row
+  /// takes the mark its old position holds NOW (marks made while the rewrite ran included, so
+  /// a row deleted or upserted meanwhile stays dead). Views built before keep the old base.
+  /// Errors: Invalid when the base epoch moved or origins do not match the rows (nothing
+  /// changes).
+  Status InstallRewrite(const RewriteInstall& install);
   /// The newest shard manifest this writer committed (garbage collection reads it).
   format::ShardManifest committed_manifest() const;
   /// Makes the next Snapshot() rebuild the view (the base's indexes became ready).

@@ -581,6 +581,24 @@ Result<base::CompactionResult> LocalTable::Compact(shard::Deadline deadline) {
       deadline);
 }
 
+Result<base::RewriteResult> LocalTable::RewriteBase(shard::Deadline deadline) {
+  std::shared_ptr<base::BaseTable> b;
+  shard::ShardWriter* writer = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    b = base_;
+    writer = shard_.get();
+  }
+  // `writer` outlives this call as for Compact (Stop waits for the work lock).
+  return b->Rewrite(
+      *writer,
+      [this, raw = b.get()](const format::BaseTable& next, const std::function<Status()>& install) {
+        return CommitBase(raw, next, install);
+      },
+      deadline);
+}
+
 std::optional<BaseDescription> LocalTable::DescribeBase() const {
   std::shared_ptr<base::BaseTable> b;
   {

@@ -78,6 +78,7 @@ class LocalTable : public Table {
   Status DropIndex(const std::string& name) override;
   std::vector<IndexStatus> ListIndexes() const override;
   Result<base::CompactionResult> Compact(shard::Deadline deadline) override;
+  Result<base::RewriteResult> RewriteBase(shard::Deadline deadline) override;
   std::optional<BaseDescription> DescribeBase() const override;
   void AwaitIndexLoads(const std::string& column) override;
   // LSM write spec: defined in local_table_lsm.cc.

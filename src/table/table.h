@@ -160,6 +160,13 @@ class Table {
     (void)deadline;
     return Status::NotSupported("compaction is not supported by this table");
   }
+  /// Rewrites the table's base now (base/base_table.h "Base rewrite": dead rows dropped,
+  /// positions renumbered); waits for a running compaction. Errors: NotSupported; the
+  /// rewrite's.
+  virtual Result<base::RewriteResult> RewriteBase(shard::Deadline deadline) {
+    (void)deadline;
+    return Status::NotSupported("base rewrite is not supported by this table");
+  }
   /// One garbage collection of the table's files now (base/gc.h rules). Errors: AlreadyExists
   /// while a compaction runs; NotSupported; the collector's.
   virtual Result<base::GcStats> CollectGarbage() {

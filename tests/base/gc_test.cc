@@ -285,11 +285,13 @@ TEST_F(GcTest, BaseFilesUnreferencedAndOldAreRemoved) {
   auto v1 = Manifest(1, kNow - 10 * kDay, 100);
   AddFragment(&v1, "aaaaaaaa_gen_1", "_deletions/aaaaaaaa_gen_1-1.bin");
   AddIndex(&v1, "_indices/u/0000000000000001.idx");
-  auto v2 = Manifest(2, kNow - 9 * kDay, 100);
+  // Each a different table version: an older manifest of the current table version does not
+  // protect its fragments (BaseFilesOfPredecessorsOfTheCurrentVersionAreRemovedAtOnce).
+  auto v2 = Manifest(2, kNow - 9 * kDay, 200);
   AddFragment(&v2, "aaaaaaaa_gen_1", "_deletions/aaaaaaaa_gen_1-2.bin");
   AddFragment(&v2, "bbbbbbbb_gen_2");
   AddIndex(&v2, "_indices/u/0000000000000002.idx");
-  auto v3 = Manifest(3, kNow - 8 * kDay, 100);
+  auto v3 = Manifest(3, kNow - 8 * kDay, 300);
   AddFragment(&v3, "bbbbbbbb_gen_2", "_deletions/bbbbbbbb_gen_2-3.bin");
   AddFragment(&v3, "cccccccc_gen_3");
   AddIndex(&v3, "_indices/u/0000000000000002.idx");
@@ -333,6 +335,42 @@ TEST_F(GcTest, BaseFilesUnreferencedAndOldAreRemoved) {
   for (const auto& k : frag_a) EXPECT_FALSE(Exists(k)) << k;
   EXPECT_FALSE(Exists(std::string(kTable) + "/_deletions/aaaaaaaa_gen_1-2.bin"));
   for (const auto& k : frag_d) EXPECT_TRUE(Exists(k)) << k;
+}
+
+// Rule 2, predecessors: fragments and deletion vectors that only older manifests of the
+// current table version and shards name (a compaction's or a base rewrite's predecessors) are
+// removed at once, young or not; an older table version (or other shards) still protects its
+// files, and an unreferenced young file (in flight) stays.
+TEST_F(GcTest, BaseFilesOfPredecessorsOfTheCurrentVersionAreRemovedAtOnce) {
+  const auto frag_old = WriteFragment("aaaaaaaa_gen_1", 0, 10);   // v1 (another version)
+  const auto frag_pre = WriteFragment("bbbbbbbb_gen_2", 0, 10);   // v2 (a predecessor)
+  const auto frag_cur = WriteFragment("cccccccc_gen_2", 0, 10);   // v3 = current (rewritten)
+  const auto frag_fly = WriteFragment("dddddddd_gen_3", 10, 10);  // in flight
+  const auto frag_shd = WriteFragment("eeeeeeee_gen_1", 0, 10);   // v0: same version, other shard
+  WriteDeletions("_deletions/bbbbbbbb_gen_2-2.bin", 1);
+  auto v0 = Manifest(1, kNow - 60'000'000, 300, {"s9"});
+  AddFragment(&v0, "eeeeeeee_gen_1");
+  auto v1 = Manifest(2, kNow - 50'000'000, 200);
+  AddFragment(&v1, "aaaaaaaa_gen_1");
+  auto v2 = Manifest(3, kNow - 40'000'000, 300);
+  AddFragment(&v2, "bbbbbbbb_gen_2", "_deletions/bbbbbbbb_gen_2-2.bin");
+  auto v3 = Manifest(4, kNow - 30'000'000, 300);
+  AddFragment(&v3, "cccccccc_gen_2");
+  for (const auto* m : {&v0, &v1, &v2, &v3}) Commit(*m);
+  SetMtimeUnder(kTable, kYoung);
+
+  GcOptions opt;  // defaults: every version retained (7 days), orphans younger than 1 h kept
+  auto stats = CollectGarbage(store(), Input(v3, {}), opt);
+  ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+  EXPECT_EQ(stats->manifests_removed, 0);
+  EXPECT_EQ(stats->base_files_removed, static_cast<int64_t>(frag_pre.size()) + 1);
+  for (const auto& k : frag_pre) EXPECT_FALSE(Exists(k)) << k;
+  EXPECT_FALSE(Exists(std::string(kTable) + "/_deletions/bbbbbbbb_gen_2-2.bin"));
+  for (const auto* frag : {&frag_old, &frag_cur, &frag_fly, &frag_shd}) {
+    ASSERT_FALSE(frag->empty());
+    for (const auto& k : *frag) EXPECT_TRUE(Exists(k)) << k;
+  }
+  for (uint64_t v = 1; v <= 4; ++v) EXPECT_TRUE(Exists(ManifestKey(v))) << v;
 }
 
 // Rule 2, index checkpoints: derived data, protected only by `current` (and newer manifests).

@@ -817,4 +817,15 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Clone() const {
   return std::unique_ptr<IvfIndex>(new IvfIndex(std::move(impl)));
 }
 
+Result<std::unique_ptr<IvfIndex>> IvfIndex::CloneEmpty() const {
+  STRATA_ASSIGN_OR_RETURN(std::unique_ptr<IvfIndex> copy, Clone());
+  try {
+    copy->impl_->ivf->reset();
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("IVF reset failed (FAISS): ") + e.what());
+  }
+  copy->impl_->size.store(0);
+  return copy;
+}
+
 }  // namespace strata::index

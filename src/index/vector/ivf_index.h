@@ -208,6 +208,10 @@ class IvfIndex {
   /// An independent deep copy (FAISS write_index / read_index through memory, under the shared
   /// lock): adding to the copy leaves this index unchanged.
   Result<std::unique_ptr<IvfIndex>> Clone() const;
+  /// A copy holding the trained model (centroids, codebooks) but no vector (FAISS
+  /// IndexIVF::reset on a Clone): a base rewrite re-adds its rows without training again.
+  /// Errors: Clone's.
+  Result<std::unique_ptr<IvfIndex>> CloneEmpty() const;
 
  private:
   struct Impl;
