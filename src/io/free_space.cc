@@ -40,7 +40,7 @@ int64_t FreeSpaceFloor::DefaultFloor(int64_t total_bytes) {
   return std::min(kDefault, total_bytes / 20);
 }
 
-bool FreeSpaceFloor::ProbeLocked(int64_t* free_bytes) {
+bool FreeSpaceFloor::ProbeLocked(int64_t reserved_bytes, int64_t* free_bytes) {
   auto space = probe_();
   if (!space.ok()) {
     if (!probe_failed_logged_) {
@@ -62,17 +62,18 @@ bool FreeSpaceFloor::ProbeLocked(int64_t* free_bytes) {
   state_.free_bytes = space->free_bytes;
   state_.total_bytes = space->total_bytes;
   *free_bytes = space->free_bytes;
-  const bool below = floor_bytes_ > 0 && space->free_bytes < floor_bytes_;
+  const int64_t usable = space->free_bytes - std::max<int64_t>(reserved_bytes, 0);
+  const bool below = floor_bytes_ > 0 && usable < floor_bytes_;
   if (below != state_.below) {
     state_.below = below;
     ++state_.state_changes;
     since_ = std::chrono::steady_clock::now();
     if (below) {
       spdlog::error(
-          "free space on {} is {} bytes, below the floor of {} bytes "
-          "(--min-free-bytes): writes are refused (507) until space is freed; "
-          "flush, compaction and GC keep running",
-          where_, space->free_bytes, floor_bytes_);
+          "free space on {} is {} bytes ({} of them reserved for flushing acknowledged "
+          "rows), below the floor of {} bytes (--min-free-bytes): writes are refused (507) "
+          "until space is freed; flush, compaction and GC keep running",
+          where_, space->free_bytes, std::max<int64_t>(reserved_bytes, 0), floor_bytes_);
     } else {
       spdlog::info(
           "free space on {} is {} bytes, above the floor of {} bytes again: writes "
@@ -83,15 +84,20 @@ bool FreeSpaceFloor::ProbeLocked(int64_t* free_bytes) {
   return below;
 }
 
-Status FreeSpaceFloor::Check() {
+Status FreeSpaceFloor::Check(int64_t reserved_bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   if (floor_bytes_ == 0) return Status::OK();  // disabled: no probe on the write path
   int64_t free_bytes = 0;
-  if (!ProbeLocked(&free_bytes)) return Status::OK();
+  last_reserved_ = std::max<int64_t>(reserved_bytes, 0);
+  if (!ProbeLocked(reserved_bytes, &free_bytes)) return Status::OK();
   ++state_.refusals;
+  const std::string reserved = reserved_bytes > 0
+                                   ? " (" + std::to_string(reserved_bytes) +
+                                         " of them reserved for flushing acknowledged rows)"
+                                   : "";
   return Status::InsufficientStorage(
-      "free space on " + where_ + " is " + std::to_string(free_bytes) +
-      " bytes, below the floor of " + std::to_string(floor_bytes_) +
+      "free space on " + where_ + " is " + std::to_string(free_bytes) + " bytes" + reserved +
+      ", below the floor of " + std::to_string(floor_bytes_) +
       " bytes (--min-free-bytes): writes are refused until space is freed (flush, compaction "
       "and garbage collection keep running)");
 }
@@ -99,7 +105,7 @@ Status FreeSpaceFloor::Check() {
 void FreeSpaceFloor::Refresh() {
   std::lock_guard<std::mutex> lock(mu_);
   int64_t free_bytes = 0;  // probed even when disabled: describe and /metrics report it
-  ProbeLocked(&free_bytes);
+  ProbeLocked(last_reserved_, &free_bytes);
 }
 
 FreeSpaceState FreeSpaceFloor::state() const {

@@ -58,17 +58,24 @@ class FreeSpaceFloor {
 
   /// OK, or InsufficientStorage ("free space on DIR is N bytes, below the floor of F bytes
   /// (--min-free-bytes); writes are refused until space is freed") after probing. Counts
-  /// refusals.
-  Status Check();
+  /// refusals. `reserved_bytes` (>= 0) is space the caller has already promised: the bytes of
+  /// acknowledged rows still to be flushed from its MemTables. The write is refused when
+  /// free - reserved < floor, so a flush of everything acknowledged never eats the floor that
+  /// compaction and GC need (a flush that falls behind under load otherwise met ENOSPC and
+  /// poisoned the shard). `below` and the logged state follow the same comparison.
+  Status Check(int64_t reserved_bytes = 0);
   /// Probes and updates the state without counting a refusal (the supervisor's tick, so a
-  /// change is logged even when no write arrives).
+  /// change is logged even when no write arrives). It keeps the reservation of the last Check
+  /// (a flush that has not run yet still needs its bytes), so the reported state does not
+  /// flip to "above" between two refused writes.
   void Refresh();
   FreeSpaceState state() const;
   const std::string& where() const { return where_; }
 
  private:
-  /// Probes, updates the state (logging a change) and returns whether below the floor.
-  bool ProbeLocked(int64_t* free_bytes);
+  /// Probes, updates the state (logging a change) and returns whether free - reserved is below
+  /// the floor.
+  bool ProbeLocked(int64_t reserved_bytes, int64_t* free_bytes);
 
   const Probe probe_;
   const std::string where_;
@@ -78,6 +85,7 @@ class FreeSpaceFloor {
   FreeSpaceState state_;      // guarded by mu_
   std::chrono::steady_clock::time_point since_;  // guarded by mu_
   bool probe_failed_logged_ = false;             // guarded by mu_
+  int64_t last_reserved_ = 0;  // guarded by mu_: the reservation of the last Check (Refresh)
 };
 
 }  // namespace strata::io

@@ -459,10 +459,16 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   PutResult result;
   for (const auto& b : storage_rows) result.num_rows += b->num_rows();
   for (const auto& b : user_rows) result.num_rows += b->num_rows();
-  // The free-space floor first, without mu (a statvfs): nothing is written below it.
-  Status space = result.num_rows > 0 && options.free_space != nullptr ? options.free_space->Check()
-                                                                      : Status::OK();
+  // The free-space floor first, probed without mu (a statvfs): nothing is written below it.
+  // The bytes still to be flushed from this shard's MemTables are reserved out of the free space.
+  Status space = Status::OK();
   std::unique_lock<std::mutex> lock(mu);
+  if (result.num_rows > 0 && options.free_space != nullptr) {
+    const int64_t reserved = FlushReserveBytes();
+    lock.unlock();
+    space = options.free_space->Check(reserved);
+    lock.lock();
+  }
   STRATA_RETURN_IF_ERROR(CheckWritable());
   if (result.num_rows == 0) return result;
   last_write = Clock::now();  // refused or stalled writes count: the table is not quiet
