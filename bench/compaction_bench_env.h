@@ -1,6 +1,6 @@
 // Settings of bench/compaction_bench.cc from the environment (README "Benchmarks"):
 // STRATA_COMPACTION_BENCH_ROWS, _FRESH, _PACED_SECONDS, _PACED_FRACTION, _INDEX, _REFINE,
-// _REWRITE_MIN_DEAD_ROWS, _REWRITE_FRACTION
+// _REWRITE_MIN_DEAD_ROWS, _REWRITE_FRACTION, _NICE, _UNIT
 // (_PACED_RATE is read where the rate is chosen). Defaults give the 1M-row run.
 #pragma once
 
@@ -47,6 +47,15 @@ inline base::CompactionOptions BenchCompaction() {
   }
   if (const char* s = std::getenv("STRATA_COMPACTION_BENCH_REWRITE_FRACTION")) {
     o.rewrite_dead_fraction = std::max(0.0, std::atof(s));
+  }
+  // STRATA_COMPACTION_BENCH_NICE: the background threads' nice value (default 10; 0 = the
+  // process's). STRATA_COMPACTION_BENCH_UNIT=all: background compactions take every waiting
+  // SSTable even while writes run (CompactionOptions::adaptive_unit false), for comparison.
+  if (const char* s = std::getenv("STRATA_COMPACTION_BENCH_NICE")) {
+    o.background_nice = std::clamp(std::atoi(s), 0, 19);
+  }
+  if (const char* s = std::getenv("STRATA_COMPACTION_BENCH_UNIT")) {
+    o.adaptive_unit = std::string(s) != "all";
   }
   return o;
 }

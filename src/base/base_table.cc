@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "common/thread_priority.h"
 #include "format/deletion_vector.h"
 #include "format/ids.h"
 #include "index/column_index.h"
@@ -104,8 +105,20 @@ void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcF
     }
   }
   LoadsChangedLocked();
-  thread_ = std::thread([this] { MaintenanceLoop(); });
-  builder_ = std::thread([this] { IndexBuilderLoop(); });
+  // Both threads below the write path's priority (CompactionOptions::background_nice).
+  auto lower = [nice = options_.background_nice] {
+    if (nice <= 0) return;
+    const Status st = SetCurrentThreadNice(nice);
+    if (!st.ok()) spdlog::warn("background thread priority: {}", st.ToString());
+  };
+  thread_ = std::thread([this, lower] {
+    lower();
+    MaintenanceLoop();
+  });
+  builder_ = std::thread([this, lower] {
+    lower();
+    IndexBuilderLoop();
+  });
 }
 
 void BaseTable::Stop() {
@@ -388,8 +401,11 @@ void BaseTable::MaintenanceLoop() {
       // Waits for the work lock (a compaction by compact/, GC, or the index builder's short
       // install step) rather than failing Busy.
       std::unique_lock<std::mutex> work(work_mu_);
-      auto r =
-          CompactHoldingWorkLock(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1));
+      // While writes run, a unit small enough to commit before they reach the stop
+      // (WriteThrottle::CompactionUnit); the idle rule takes everything.
+      const int64_t unit = idle || !options_.adaptive_unit ? 0 : throttle_->CompactionUnit();
+      auto r = CompactHoldingWorkLock(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1),
+                                      unit);
       work.unlock();
       if (idle && r.ok() && !r->compacted_generations.empty()) {
         std::lock_guard<std::mutex> count(mu_);

@@ -15,7 +15,8 @@
 // index per definition over all base rows (HNSW labels = base positions).
 //
 // Compaction (Compact): takes the oldest published SSTables of the shard (ascending
-// generation, up to max_rows_per_compaction rows, at least one SSTable), copies their rows that
+// generation, up to max_rows_per_compaction rows, at least one SSTable; a background one while
+// writes run at most WriteThrottle::CompactionUnit SSTables), copies their rows that
 // are still live at or below the newest compacted generation G into a new fragment (upsert:
 // the newest version of a key wins, tombstones are dropped; a row superseded only by a newer,
 // uncompacted generation is copied and keeps its mark), writes deletion vectors for base rows
@@ -127,6 +128,15 @@ struct CompactionOptions {
   int64_t min_checkpoint_rows = 65536;
   /// Background compaction (false: only compact/ and Compact() run it).
   bool background = true;
+  /// Nice value of the maintenance thread (background compaction, base rewrites, GC) and of
+  /// the index builder thread (common/thread_priority.h), 0-19: on few cores, the threads
+  /// serving puts, flushes and queries get the CPU first. 0 = the server's own priority.
+  /// Server flag --background-nice.
+  int background_nice = 10;
+  /// Background compactions started by a trigger while writes run take at most
+  /// WriteThrottle::CompactionUnit SSTables (false: every waiting SSTable, as compact/ does;
+  /// benchmarks compare the two).
+  bool adaptive_unit = true;
   /// How often the maintenance thread checks the triggers without being woken.
   std::chrono::milliseconds poll_interval{1000};
   /// Idle compaction (only with `background`): once a shard has had no write (put, delete,
@@ -347,13 +357,15 @@ class BaseTable {
   /// WriteCheckpoint + CommitCheckpoint (nothing without a commit step). Holds work_mu_.
   void Checkpoint(const index::ColumnIndex& idx, int64_t rows);
   /// Compact's body; the caller holds work_mu_ (Compact: try-lock; the maintenance thread:
-  /// waits for it).
+  /// waits for it). `max_sstables` > 0 takes at most that many SSTables (the maintenance
+  /// thread's unit while writes run, WriteThrottle::CompactionUnit); 0 = no limit.
   Result<CompactionResult> CompactHoldingWorkLock(shard::ShardWriter& shard, const CommitFn& commit,
-                                                  shard::Deadline deadline);
+                                                  shard::Deadline deadline,
+                                                  int64_t max_sstables = 0);
   Result<RewriteResult> RewriteLocked(shard::ShardWriter& shard, const CommitFn& commit,
                                       shard::Deadline deadline);
   Result<CompactionResult> CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
-                                         shard::Deadline deadline);
+                                         shard::Deadline deadline, int64_t max_sstables);
 
   std::shared_ptr<io::ObjectStore> store_;
   std::string table_prefix_;

@@ -62,7 +62,8 @@ Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const Com
 
 Result<CompactionResult> BaseTable::CompactHoldingWorkLock(shard::ShardWriter& shard,
                                                            const CommitFn& commit,
-                                                           shard::Deadline deadline) {
+                                                           shard::Deadline deadline,
+                                                           int64_t max_sstables) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return Status::Invalid("the table is closed");
@@ -72,7 +73,7 @@ Result<CompactionResult> BaseTable::CompactHoldingWorkLock(shard::ShardWriter& s
     std::lock_guard<std::mutex> lock(mu_);
     stats_.running = 1;
   }
-  auto r = CompactLocked(shard, commit, deadline);
+  auto r = CompactLocked(shard, commit, deadline, max_sstables);
   if (!r.ok() && r.status().IsAlreadyExists()) {
     // A put-if-absent collision inside the compaction (e.g. the table manifest version taken)
     // is a failed attempt, retried after a pause, not "a compaction is already running".
@@ -99,7 +100,7 @@ Result<CompactionResult> BaseTable::CompactHoldingWorkLock(shard::ShardWriter& s
 }
 
 Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
-                                                  shard::Deadline deadline) {
+                                                  shard::Deadline deadline, int64_t max_sstables) {
   CompactionResult result;
   STRATA_ASSIGN_OR_RETURN(auto snap, shard.Snapshot());
   // 1. The oldest published SSTables, ascending generation.
@@ -109,11 +110,11 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
   for (const auto& src : snap->sources) {
     if (src.memtable || src.generation == 0) continue;
     ++sstables;
-    const bool full =
-        !picked.empty() && (rows_in + src.num_rows > options_.max_rows_per_compaction ||
-                            shard::Clock::now() > deadline);
+    const bool full = !picked.empty() &&
+                      (rows_in + src.num_rows > options_.max_rows_per_compaction ||
+                       (max_sstables > 0 && static_cast<int64_t>(picked.size()) >= max_sstables) ||
+                       shard::Clock::now() > deadline);
     if (full || (!picked.empty() && picked.back()->generation + 1 != src.generation)) continue;
-    if (full) continue;
     picked.push_back(&src);
     rows_in += src.num_rows;
   }

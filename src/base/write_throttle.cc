@@ -42,6 +42,7 @@ std::optional<double> WriteThrottle::InflightRateLocked(const L0Backlog& b,
 
 void WriteThrottle::CountWriteLocked(int64_t rows, Clock::time_point now) {
   if (window_start_ == Clock::time_point{}) window_start_ = now;
+  last_write_ = now;
   window_rows_ += rows;
   const double elapsed = std::chrono::duration<double>(now - window_start_).count();
   if (elapsed >= 1.0) {
@@ -165,6 +166,18 @@ void WriteThrottle::SetCompactionBlocked(bool blocked) {
     ++wakeups_;
   }
   cv_.notify_all();
+}
+
+int64_t WriteThrottle::CompactionUnit() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (compaction_rate_ <= 0 || write_rate_ <= 0 || last_write_ == Clock::time_point{} ||
+      Clock::now() - last_write_ > std::chrono::seconds(2)) {
+    return 0;
+  }
+  const double k = compaction_rate_ / (2 * write_rate_);
+  // Large enough to mean "no limit" (a compaction takes at most max_rows_per_compaction anyway).
+  if (k >= 1e6) return 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(k));
 }
 
 WriteThrottleStats WriteThrottle::stats() const {

@@ -216,6 +216,13 @@ int main(int argc, char** argv) {
                    "Rows one compaction takes at most (whole SSTables, at least one)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
+  serve
+      ->add_option("--background-nice", compaction.background_nice,
+                   "Nice value (0-19) of each table's background threads (compaction, base "
+                   "rewrite, GC, base index builds), so puts, flushes and queries get the CPU "
+                   "first; 0 = the server's own priority")
+      ->check(CLI::Range(0, 19))
+      ->capture_default_str();
   int64_t compaction_idle_s = compaction.idle.count() / 1000;
   serve
       ->add_option("--compaction-idle-seconds", compaction_idle_s,

@@ -277,6 +277,10 @@ std::vector<MetricFamily> StorageFamilies(table::Catalog& catalog) {
   base_counter("strata_l0_slowed_writes_total",
                "Writes rate-limited because the L0 backlog reached --compaction-l0-slowdown.",
                [](const base::BaseStats& b) { return b.throttle.slowed_writes; });
+  base_counter("strata_l0_inflight_passed_writes_total",
+               "Writes at the L0 slowdown let through unslowed because the running compaction "
+               "was estimated to commit before the stop.",
+               [](const base::BaseStats& b) { return b.throttle.inflight_passed; });
   base_counter("strata_l0_stopped_writes_total",
                "Writes that waited because the L0 backlog reached --compaction-l0-stop.",
                [](const base::BaseStats& b) { return b.throttle.stopped_writes; });

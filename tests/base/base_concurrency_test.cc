@@ -6,13 +6,17 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "../io/storage_test_util.h"
 #include "arrow/builder.h"
+#include "common/thread_priority.h"
 #include "index/index_spec.h"
 #include "io/local_object_store.h"
 #include "query/scan.h"
@@ -153,6 +157,40 @@ TEST(BaseConcurrency, CompactionIndexesSearchesGcOverwriteAndDrop) {
   for (auto& th : threads) th.join();
   EXPECT_GT(searches.load(), 0);
   t.reset();
+}
+
+// Threads of this process whose nice value (/proc/self/task/TID/stat field 19) is `nice`.
+int ThreadsWithNice(int nice) {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(e.path() / "stat");
+    std::string line;
+    if (!std::getline(in, line)) continue;
+    std::istringstream rest(line.substr(line.rfind(')') + 2));  // fields 3.. after "(comm) "
+    std::string field;
+    for (int i = 3; i <= 19 && (rest >> field); ++i) {
+      if (i == 19 && std::stoi(field) == nice) ++n;
+    }
+  }
+  return n;
+}
+
+TEST(BaseConcurrency, BackgroundThreadsRunAtTheirNiceValueAndStopWithTheTable) {
+  strata::testing::TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  CompactionOptions co = Background();
+  co.background_nice = 13;  // a value nothing else in this process uses
+  const int mine = CurrentThreadNice();
+  if (mine >= 13) GTEST_SKIP() << "the test process already runs at nice " << mine;
+  ASSERT_EQ(ThreadsWithNice(13), 0);
+  auto created = table::LocalTable::Create(store, "db/t", "t", Schema(), {Rows(0, 50, 0)}, {}, co);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  // The maintenance thread and the index builder; the caller's thread is untouched.
+  for (int i = 0; i < 200 && ThreadsWithNice(13) < 2; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(ThreadsWithNice(13), 2);
+  EXPECT_EQ(CurrentThreadNice(), mine);
+  ASSERT_TRUE((*created)->Drop().ok());
+  EXPECT_EQ(ThreadsWithNice(13), 0);
 }
 
 }  // namespace

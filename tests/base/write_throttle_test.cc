@@ -189,6 +189,36 @@ TEST(WriteThrottle, RunningCompactionSlowsOnlyWhenTheStopWouldComeFirst) {
   EXPECT_EQ(t.stats().inflight_passed, 5u);
 }
 
+TEST(WriteThrottle, CompactionUnitShrinksAsTheWriteRateApproachesCompactionThroughput) {
+  WriteThrottle t({/*slowdown_count=*/4, /*stop_count=*/5, /*initial_rate=*/20000,
+                   /*min_rate=*/500});
+  const auto low = [] { return L0Backlog{1, 0, 0, 10000}; };
+  // Nothing measured: no limit.
+  EXPECT_EQ(t.CompactionUnit(), 0);
+  t.NoteCompaction(100000, 1.0);     // C = 100,000 rows/s
+  EXPECT_EQ(t.CompactionUnit(), 0);  // no write yet: take everything
+  // A writer of 2,000 rows over one window of e >= 1.05 s: W = 2,000 / e, so
+  // k = floor(C / 2W) = floor(25 e) >= 26, e bracketed by the two calls' start and end.
+  const auto a0 = Clock::now();
+  ASSERT_TRUE(t.Admit(1000, low, Clock::now() + 10s).ok());
+  const auto a1 = Clock::now();
+  std::this_thread::sleep_for(1050ms);
+  const auto b0 = Clock::now();
+  ASSERT_TRUE(t.Admit(1000, low, Clock::now() + 10s).ok());
+  const auto b1 = Clock::now();
+  const int64_t slow = t.CompactionUnit();
+  EXPECT_GE(slow, static_cast<int64_t>(25 * std::chrono::duration<double>(b0 - a1).count()));
+  EXPECT_LE(slow, static_cast<int64_t>(25 * std::chrono::duration<double>(b1 - a0).count()));
+  EXPECT_GE(slow, 26);
+  // 200,000 rows in the next window: the EWMA W >= 33,000 rows/s > C / 2: one SSTable each.
+  std::this_thread::sleep_for(1050ms);
+  ASSERT_TRUE(t.Admit(200000, low, Clock::now() + 10s).ok());
+  EXPECT_EQ(t.CompactionUnit(), 1);
+  // No write for over 2 s: compaction takes everything again.
+  std::this_thread::sleep_for(2100ms);
+  EXPECT_EQ(t.CompactionUnit(), 0);
+}
+
 TEST(WriteThrottle, MinimumRateBoundsTheDelay) {
   WriteThrottle t({/*slowdown_count=*/1, /*stop_count=*/0, 20000, /*min_rate=*/500});
   t.NoteCompaction(10, 10.0);  // 1 row/s measured: the floor applies

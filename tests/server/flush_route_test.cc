@@ -286,6 +286,10 @@ TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
   // compact/ ran it, not the idle rule.
   EXPECT_NE(m->body.find("strata_compactions_idle_total{database=\"default\",table=\"t\"} 0"),
             std::string::npos);
+  // No write reached the L0 slowdown while a compaction ran.
+  EXPECT_NE(m->body.find("strata_l0_inflight_passed_writes_total{database=\"default\",table="
+                         "\"t\"} 0"),
+            std::string::npos);
   EXPECT_NE(m->body.find("strata_base_rows{database=\"default\",table=\"t\"} 150"),
             std::string::npos);
 
