@@ -151,9 +151,7 @@ struct ShardWriter::Impl {
   /// What flushing every acknowledged row would write, about: the MemTables holding rows, data
   /// and index bytes (an empty active MemTable's index preallocation writes nothing).
   int64_t FlushReserveBytes() const {
-    int64_t b = active->rows > 0 ? active->mt->total_bytes() : 0;
-    for (const auto& f : frozen) b += f->mt->total_bytes();
-    return b;
+    return UnflushedBytes() - (active->rows > 0 ? 0 : active->mt->total_bytes());
   }
   bool OverLimit() const {
     // An empty active MemTable with nothing frozen has nothing to flush: its bytes (an index's
