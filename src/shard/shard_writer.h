@@ -444,7 +444,7 @@ class ShardWriter {
   static Status RemoveShardFiles(io::ObjectStore& store, const std::string& table_prefix,
                                  const std::string& shard_id);
 
-  /// Private implementation state (shard_writer.cc).
+  /// Private implementation state (shard_writer_impl.h).
   struct Impl;
 
  private:

@@ -1,0 +1,270 @@
+// ShardWriter's write path (shard_writer.h): Put, Apply and Delete append to the WAL and
+// insert into the active MemTable; the syncer thread group-commits non-durable appends.
+#include "shard/shard_writer.h"
+
+#include <spdlog/spdlog.h>
+
+#include "arrow/builder.h"
+#include "memtable/hidden_columns.h"
+#include "memtable/memtable.h"
+#include "shard/batch_conformance.h"
+#include "shard/shard_writer_impl.h"
+#include "wal/wal_entry.h"
+#include "wal/wal_writer.h"
+
+namespace strata::shard {
+
+// ----------------------------------------------------------------------------------------
+// Write path
+
+Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> storage_rows,
+                                           std::vector<arrow::RecordBatchPtr> user_rows) {
+  PutResult result;
+  for (const auto& b : storage_rows) result.num_rows += b->num_rows();
+  for (const auto& b : user_rows) result.num_rows += b->num_rows();
+  // The free-space floor first, probed without mu (a statvfs): nothing is written below it.
+  // The bytes still to be flushed from this shard's MemTables are reserved out of the free space.
+  Status space = Status::OK();
+  std::unique_lock<std::mutex> lock(mu);
+  if (result.num_rows > 0 && options.free_space != nullptr) {
+    const int64_t reserved = FlushReserveBytes();
+    lock.unlock();
+    space = options.free_space->Check(reserved);
+    lock.lock();
+  }
+  STRATA_RETURN_IF_ERROR(CheckWritable());
+  if (result.num_rows == 0) return result;
+  last_write = Clock::now();  // refused or stalled writes count: the table is not quiet
+  if (!space.ok()) {
+    ++stats.space_refusals;
+    return space;
+  }
+
+  // Backpressure: wait (without holding mu) until the unflushed set is under the limits.
+  if (OverLimit()) {
+    ++stats.backpressure_waits;
+    const Deadline deadline = Clock::now() + options.write_stall_timeout;
+    while (OverLimit()) {
+      // Make the active MemTable flushable so the stall can clear.
+      if (active->rows > 0 && frozen.empty()) STRATA_RETURN_IF_ERROR(SealActive());
+      if (cv.wait_until(lock, deadline) == std::cv_status::timeout && OverLimit()) {
+        ++stats.backpressure_timeouts;
+        return Status::Backpressure("shard '" + shard_id + "': writes stalled for " +
+                                    std::to_string(options.write_stall_timeout.count()) +
+                                    " ms: " + std::to_string(UnflushedBytes()) +
+                                    " unflushed bytes in " + std::to_string(frozen.size()) +
+                                    " frozen MemTables (max_unflushed_bytes " +
+                                    std::to_string(options.max_unflushed_bytes) + "); retry later");
+      }
+      STRATA_RETURN_IF_ERROR(CheckWritable());
+    }
+  }
+  if (SealDue()) STRATA_RETURN_IF_ERROR(SealActive());
+
+  if (layout.rowid_column >= 0) {
+    // A storage row keeps its `_rowid`: it must be one this shard assigned (a key from the
+    // future would later collide with a fresh insert). Checked under mu, before any change.
+    for (const auto& b : storage_rows) {
+      arrow::Array ids = b->column(layout.rowid_column);
+      for (int64_t i = 0; i < ids.length(); ++i) {
+        if (ids.Value<uint64_t>(i) >= next_rowid) {
+          return Status::Invalid("storage row " + std::to_string(i) + ": _rowid " +
+                                 std::to_string(ids.Value<uint64_t>(i)) +
+                                 " was never assigned by shard '" + shard_id + "' (next is " +
+                                 std::to_string(next_rowid) + ")");
+        }
+      }
+    }
+  }
+  // Hidden columns are added under mu so _rowid values follow insert order.
+  std::vector<arrow::RecordBatchPtr> batches = std::move(storage_rows);
+  uint64_t rowid = next_rowid;
+  for (const auto& b : user_rows) {
+    STRATA_ASSIGN_OR_RETURN(auto with_hidden, memtable::AddHiddenColumns(layout, *b, rowid, false));
+    if (layout.rowid_column >= 0) rowid += static_cast<uint64_t>(b->num_rows());
+    batches.push_back(std::move(with_hidden));
+  }
+  GenPtr g = active;
+  STRATA_ASSIGN_OR_RETURN(memtable::RowRange range, g->mt->Insert(batches));
+  next_rowid = rowid;  // assigned only once the rows are in the MemTable
+  // Liveness before visibility (shard/liveness.h): storage rows and every row of a
+  // primary-key table may supersede an older version; fresh `_rowid` rows cannot.
+  int64_t storage_count = 0;
+  for (size_t i = 0; i + user_rows.size() < batches.size(); ++i) {
+    storage_count += batches[i]->num_rows();
+  }
+  MarkRows(*g, batches, range.begin,
+           layout.rowid_column >= 0 ? storage_count : range.end - range.begin);
+  const bool durable = options.durable_write;
+  if (!durable) g->mt->MarkDurable(range.end, 0);
+  std::atomic<uint64_t>* epoch_ptr = &visible_epoch;
+  auto on_durable = [g, end = range.end, durable, epoch_ptr](uint64_t position) {
+    if (durable) g->mt->MarkDurable(end, position);
+    uint64_t prev = g->last_wal_position.load();
+    while (prev < position && !g->last_wal_position.compare_exchange_weak(prev, position)) {
+    }
+    epoch_ptr->fetch_add(1);
+  };
+  auto handle = wal->Enqueue(batches, g->generation, std::move(on_durable));
+  if (!handle.ok()) {
+    FailWrites(handle.status());
+    return sticky;
+  }
+  g->rows += result.num_rows;
+  ++g->pending;
+  ++g->indexing;
+  ++stats.puts;
+  stats.rows += static_cast<uint64_t>(result.num_rows);
+  result.generation = g->generation;
+  if (!durable) ++nondurable_pending;  // the syncer thread makes it durable
+  lock.unlock();
+
+  // Index outside every lock (concurrently with other puts and the WAL fsync); the rows
+  // become visible once durable and indexed.
+  g->mt->IndexRows(range);
+  lock.lock();
+  --g->indexing;
+  visible_epoch.fetch_add(1);
+  cv.notify_all();
+  if (!durable) return result;
+  lock.unlock();
+
+  Result<uint64_t> position = wal->Wait(*handle);
+
+  lock.lock();
+  --g->pending;
+  if (!position.ok()) FailWrites(position.status());
+  cv.notify_all();
+  if (!position.ok()) return sticky.ok() ? position.status() : sticky;
+  result.wal_position = *position;
+  return result;
+}
+
+void ShardWriter::Impl::SyncerLoop() {
+  std::unique_lock<std::mutex> lock(mu);
+  while (true) {
+    cv.wait(lock, [&] { return closed || nondurable_pending > 0; });
+    if (nondurable_pending == 0 && closed) return;
+    const int64_t n = nondurable_pending;
+    lock.unlock();
+    Status st = wal->Sync();
+    lock.lock();
+    // Every append queued before Sync is settled now (durable or failed).
+    nondurable_pending -= n;
+    for (auto& f : frozen) f->pending = 0;
+    active->pending = 0;
+    if (!st.ok()) FailWrites(st);
+    cv.notify_all();
+    if (closed) return;
+  }
+}
+
+namespace {
+
+// Invalid naming the column and the first row when a user batch (conforming to
+// layout.user_schema) holds a null primary-key value. Declared keys are the first user
+// columns' storage indexes, which equal their user-schema indexes; the hidden _rowid key of
+// keyless tables is not in user batches. A nullable key column must not let a null key in: a
+// null-key row could never be deleted or updated (Apply refuses null keys in storage rows).
+Status CheckNoNullKeys(const memtable::StorageLayout& layout,
+                       const std::vector<arrow::RecordBatchPtr>& user_batches, const char* what) {
+  if (layout.rowid_column >= 0) return Status::OK();
+  int64_t row_base = 0;
+  for (const auto& b : user_batches) {
+    for (int c : layout.key_columns) {
+      const arrow::Array key = b->column(c);
+      if (key.null_count() == 0) continue;
+      for (int64_t i = 0; i < key.length(); ++i) {
+        if (key.IsNull(i)) {
+          return Status::Invalid(std::string(what) + ": row " + std::to_string(row_base + i) +
+                                 ", primary-key column '" + layout.user_schema->field(c)->name +
+                                 "' is null; primary-key values may not be null");
+        }
+      }
+    }
+    row_base += b->num_rows();
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<PutResult> ShardWriter::Put(const std::vector<arrow::RecordBatchPtr>& batches) {
+  STRATA_ASSIGN_OR_RETURN(auto conformed, ConformBatches(impl_->layout.user_schema, batches));
+  STRATA_RETURN_IF_ERROR(CheckNoNullKeys(impl_->layout, conformed, "put"));
+  std::vector<arrow::RecordBatchPtr> nonempty;
+  for (auto& b : conformed) {
+    if (b->num_rows() > 0) nonempty.push_back(std::move(b));
+  }
+  return impl_->Write({}, std::move(nonempty));
+}
+
+Result<PutResult> ShardWriter::Apply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                                     const std::vector<arrow::RecordBatchPtr>& user_rows) {
+  const auto& layout = impl_->layout;
+  auto conformed_storage = ConformBatches(layout.storage_schema, storage_rows);
+  if (!conformed_storage.ok()) {
+    return conformed_storage.status().WithContext("storage rows");
+  }
+  std::vector<arrow::RecordBatchPtr> storage;
+  for (auto& b : *conformed_storage) {
+    if (b->num_rows() == 0) continue;
+    for (int c : layout.key_columns) {
+      if (b->column(c).null_count() > 0) {
+        return Status::Invalid("storage rows: key column '" +
+                               layout.storage_schema->field(c)->name + "' has " +
+                               std::to_string(b->column(c).null_count()) + " nulls");
+      }
+    }
+    storage.push_back(std::move(b));
+  }
+  auto conformed_user = ConformBatches(layout.user_schema, user_rows);
+  if (!conformed_user.ok()) return conformed_user.status().WithContext("new rows");
+  STRATA_RETURN_IF_ERROR(CheckNoNullKeys(layout, *conformed_user, "new rows"));
+  std::vector<arrow::RecordBatchPtr> user;
+  for (auto& b : *conformed_user) {
+    if (b->num_rows() > 0) user.push_back(std::move(b));
+  }
+  return impl_->Write(std::move(storage), std::move(user));
+}
+
+Result<PutResult> ShardWriter::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
+  const auto& layout = impl_->layout;
+  const arrow::Schema& storage = *layout.storage_schema;
+  std::vector<arrow::RecordBatchPtr> rows;
+  for (const auto& kb : keys) {
+    if (kb->num_rows() == 0) continue;
+    std::vector<arrow::ArrayDataPtr> columns;
+    for (int c = 0; c < storage.num_fields(); ++c) {
+      const auto& field = storage.field(c);
+      const bool is_key = std::find(layout.key_columns.begin(), layout.key_columns.end(), c) !=
+                          layout.key_columns.end();
+      if (is_key) {
+        int idx = kb->schema()->GetFieldIndex(field->name);
+        if (idx < 0) return Status::Invalid("delete: key column '" + field->name + "' missing");
+        const auto& data = kb->column_data(idx);
+        if (!data->type->Equals(*field->type)) {
+          return Status::Invalid("delete: key column '" + field->name + "' has type " +
+                                 data->type->ToString() + ", the table's is " +
+                                 field->type->ToString());
+        }
+        if (kb->column(idx).null_count() > 0) {
+          return Status::Invalid("delete: key column '" + field->name + "' has nulls");
+        }
+        columns.push_back(data);
+      } else if (c == layout.tombstone_column) {
+        columns.push_back(memtable::MakeConstantBoolArray(true, kb->num_rows()));
+      } else {
+        arrow::ArrayBuilder nulls(field->type);
+        STRATA_RETURN_IF_ERROR(nulls.AppendNulls(kb->num_rows()));
+        STRATA_ASSIGN_OR_RETURN(auto arr, nulls.Finish());
+        columns.push_back(std::move(arr));
+      }
+    }
+    rows.push_back(std::make_shared<arrow::RecordBatch>(layout.storage_schema, kb->num_rows(),
+                                                        std::move(columns)));
+  }
+  return impl_->Write(std::move(rows), {});
+}
+
+}  // namespace strata::shard
