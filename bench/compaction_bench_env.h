@@ -57,6 +57,11 @@ inline base::CompactionOptions BenchCompaction() {
   if (const char* s = std::getenv("STRATA_COMPACTION_BENCH_UNIT")) {
     o.adaptive_unit = std::string(s) != "all";
   }
+  // STRATA_COMPACTION_BENCH_DRAIN=0: background compaction stops once L0 is under the
+  // trigger (CompactionOptions::drain_after_trigger false), for comparison.
+  if (const char* s = std::getenv("STRATA_COMPACTION_BENCH_DRAIN")) {
+    o.drain_after_trigger = std::string(s) != "0";
+  }
   return o;
 }
 

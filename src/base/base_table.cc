@@ -381,15 +381,25 @@ void BaseTable::MaintenanceLoop() {
     run_gc();  // removes the old fragments now (gc.h rule 2)
   };
   bool deferred = false;  // the last turn waited for a first training (throttle suspended)
+  bool draining = false;  // a trigger fired; compact until no published SSTable is left
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     const bool background = options_.background;
     lock.unlock();
     // The idle rule (CompactionOptions::idle) only when no trigger fires: it takes what remains.
     bool idle = false;
-    const bool due =
-        background && shard_ != nullptr &&
-        (CompactionDue(*shard_) || (idle = IdleCompactionDue(*shard_, shard::Clock::now())));
+    bool due = false;
+    if (background && shard_ != nullptr) {
+      if (CompactionDue(*shard_)) {
+        due = true;
+        draining = options_.drain_after_trigger;
+      } else if (draining && shard_->backlog().sstables > 0 && shard_->health().ok()) {
+        due = true;  // CompactionOptions::drain_after_trigger
+      } else {
+        draining = false;
+        due = idle = IdleCompactionDue(*shard_, shard::Clock::now());
+      }
+    }
     // A due compaction waits for a first IVF training on L0 rows (file comment); writes are
     // not throttled meanwhile (no compaction could drain the backlog).
     const bool defer = due && DeferForFirstTraining(*shard_);
@@ -407,6 +417,7 @@ void BaseTable::MaintenanceLoop() {
       auto r = CompactHoldingWorkLock(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1),
                                       unit);
       work.unlock();
+      if (r.ok() && r->compacted_generations.empty()) draining = false;  // nothing to take
       if (idle && r.ok() && !r->compacted_generations.empty()) {
         std::lock_guard<std::mutex> count(mu_);
         ++stats_.idle_compactions;

@@ -137,6 +137,12 @@ struct CompactionOptions {
   /// WriteThrottle::CompactionUnit SSTables (false: every waiting SSTable, as compact/ does;
   /// benchmarks compare the two).
   bool adaptive_unit = true;
+  /// Once a trigger fires, background compaction goes on (unit after unit) until no published
+  /// SSTable is left, instead of stopping as soon as L0 is back under the trigger: L0 then
+  /// hovers near zero rather than at the trigger, which is also the throttle's slowdown count,
+  /// so a sustainable write load is not slowed while a MemTable flushes (docs/COMPACTION.md).
+  /// false: compact only while a trigger holds (benchmarks compare the two).
+  bool drain_after_trigger = true;
   /// How often the maintenance thread checks the triggers without being woken.
   std::chrono::milliseconds poll_interval{1000};
   /// Idle compaction (only with `background`): once a shard has had no write (put, delete,

@@ -670,5 +670,40 @@ TEST(Compaction, IdleZeroDisablesIdleCompaction) {
   EXPECT_EQ(Read(*f.table), m);
 }
 
+// CompactionOptions::drain_after_trigger: once the trigger (3) fires, background compaction
+// goes on, one SSTable per compaction here (max_rows_per_compaction), until L0 is empty; without
+// it, compaction stops as soon as L0 is back under the trigger (2 SSTables stay, as the
+// throttle's slowdown count would see them). Idle compaction is off, so only the trigger and
+// the drain can compact.
+TEST(Compaction, DrainAfterTriggerEmptiesL0) {
+  for (const bool drain : {false, true}) {
+    SCOPED_TRACE(drain ? "drain" : "no drain");
+    Fixture f;
+    CompactionOptions co = IdleOptions(std::chrono::milliseconds(0));
+    co.l0_trigger_count = 3;
+    co.max_rows_per_compaction = 100;  // each SSTable below has 100 rows: one per compaction
+    co.drain_after_trigger = drain;
+    ASSERT_NO_FATAL_FAILURE(f.Open(true, co));
+    Model m;
+    for (int64_t s = 0; s < 3; ++s) {
+      f.Put(Range(s * 50, s * 50 + 100), s, &m);  // overlapping keys: upserts across SSTables
+      f.Flush();
+    }
+    if (drain) {
+      ASSERT_TRUE(Eventually([&] { return f.L0() == 0 && Stats(*f.table).compactions >= 3; }))
+          << "L0 " << f.L0() << ", compactions " << Stats(*f.table).compactions;
+      EXPECT_EQ(Stats(*f.table).compactions, 3u);
+    } else {
+      ASSERT_TRUE(Eventually([&] { return Stats(*f.table).compactions >= 1; }));
+      std::this_thread::sleep_for(std::chrono::seconds(1));  // 50 polls
+      EXPECT_EQ(f.L0(), 2u);
+      EXPECT_EQ(Stats(*f.table).compactions, 1u);
+    }
+    EXPECT_EQ(m.size(), 200u);
+    EXPECT_EQ(Read(*f.table), m);
+    EXPECT_EQ(Stats(*f.table).compaction_failures, 0u);
+  }
+}
+
 }  // namespace
 }  // namespace strata::base
