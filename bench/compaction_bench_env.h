@@ -29,8 +29,9 @@ inline bool FreshCompare() {
   return s == nullptr || std::string(s) != "0";
 }
 
-// The paced writer's offered rate as a fraction of the compaction throughput measured during
-// the load (STRATA_COMPACTION_BENCH_PACED_FRACTION, default 0.5).
+// The paced writer's offered rate as a fraction of the sustainable write rate measured during
+// the load, S = 1 / (1 / load rows/s + 1 / compaction rows/s)
+// (STRATA_COMPACTION_BENCH_PACED_FRACTION, default 0.5).
 inline double PacedFraction() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_FRACTION");
   return s != nullptr && std::atof(s) > 0 ? std::atof(s) : 0.5;
