@@ -18,16 +18,20 @@
 //     Also the base's physical and live rows, the base rewrites the background trigger ran
 //     (docs/COMPACTION.md "Base rewrite"; STRATA_COMPACTION_BENCH_REWRITE_MIN_DEAD_ROWS and
 //     _REWRITE_FRACTION override its limits), search QPS and RSS.
-//  4. Put latency: p50/p99 of puts that overlapped a compaction against puts that did not, at
-//     full speed (every put of steps 1-2) and, after the idle step, paced (bench/paced_writer.h):
-//     upserts of existing ids offered at half the sustainable write rate
-//     S = 1 / (1 / L + 1 / C) (L the load's rows/s, C the rows compacted per second of
-//     compaction, both measured in step 1; the write path and compaction share the CPU), for
-//     STRATA_COMPACTION_BENCH_PACED_SECONDS (default 120; STRATA_COMPACTION_BENCH_PACED_RATE
-//     sets the rate in rows/s, or STRATA_COMPACTION_BENCH_PACED_FRACTION the fraction of S),
-//     latency counted from each put's due time.
+//  4. Put latency: p50/p99 of the puts of steps 1-2 (full speed) that overlapped a compaction
+//     against those that did not.
 //  5. Restart: a child process (this binary, --restart DIR) opens the table and answers one
 //     search: time to first answer, then RSS.
+//  6. Paced put latency (bench/paced_writer.h), on the loaded table reopened (so its upserts do
+//     not add garbage to step 3's figures): upserts of existing ids offered at half the
+//     sustainable write rate S = 1 / (1 / L + 1 / C) (L the load's rows/s, C the rows
+//     compacted per second of compaction, both measured in step 1; the write path and
+//     compaction share the CPU). After a warm-up until one compaction ends, for
+//     STRATA_COMPACTION_BENCH_PACED_SECONDS (default 120; 0 skips) and on until
+//     STRATA_COMPACTION_BENCH_PACED_COMPACTIONS (2) compactions ended, at most
+//     STRATA_COMPACTION_BENCH_PACED_MAX_SECONDS (900). STRATA_COMPACTION_BENCH_PACED_RATE sets
+//     the rate in rows/s, STRATA_COMPACTION_BENCH_PACED_FRACTION the fraction of S; latency
+//     counted from each put's due time.
 // Prints one "[figures]" line per measurement and a summary of the issue's targets.
 #include <spawn.h>
 #include <sys/wait.h>
@@ -73,7 +77,9 @@ using strata::bench::IndexType;
 using strata::bench::kDim;
 using strata::bench::Keys;
 using strata::bench::NumRows;
+using strata::bench::PacedCompactions;
 using strata::bench::PacedFraction;
+using strata::bench::PacedMaxSeconds;
 using strata::bench::PacedSeconds;
 using strata::bench::Percentile;
 using strata::bench::Recall;
@@ -199,6 +205,101 @@ struct PutSample {
   double ms;
   bool during_compaction;
 };
+
+// Step 6, paced puts: a load the machine can sustain, on the loaded table reopened after the
+// restart (its upserts would otherwise add garbage to the disk figures of the issue's
+// scenario). Every row costs the write path (MemTable HNSW insert, WAL, flush) and later
+// compaction (base HNSW insert); where both share the CPU (2 cores: the load alone keeps them
+// busy), the sustainable write rate is S = 1 / (1 / L + 1 / C), L the load's rows/s and C
+// compaction's rows per second of compaction. Measured on 2 cores at 200k rows: L
+// 13,000-16,000, C 10,700-11,500, so S is about 6,000 and half of C (the default before) was
+// 0.9 S, where puts queue whatever compaction does (docs/COMPACTION.md "Sustainable write
+// rate"). A warm-up runs until one compaction ends (the reopened table measures its own C for
+// the throttle and the compaction unit), then the measured run lasts PACED_SECONDS and on
+// until PACED_COMPACTIONS compactions ended in it, at most PACED_MAX_SECONDS.
+void PacedStep(const std::string& dir, int64_t rows, double load_rate, double c) {
+  const double secs = PacedSeconds();
+  if (secs <= 0) return;
+  auto catalog = table::Catalog::Open(dir, {}, BenchCompaction());
+  if (!catalog.ok()) {
+    std::printf("paced step: reopen failed: %s\n", catalog.status().ToString().c_str());
+    return;
+  }
+  auto opened = (*catalog)->GetTable("default", "bench");
+  if (!opened.ok()) {
+    std::printf("paced step: %s\n", opened.status().ToString().c_str());
+    return;
+  }
+  const std::shared_ptr<table::Table> table = *opened;
+  Vectors vecs;
+  std::atomic<bool> compacting{false}, stop{false};
+  std::thread watcher([&] {
+    while (!stop.load()) {
+      const auto b = table->DescribeBase();
+      compacting = b.has_value() && b->stats.running > 0;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  const auto compactions = [&] {
+    const auto b = table->DescribeBase();
+    return b.has_value() ? b->stats.compactions : 0;
+  };
+  const double sustainable = c > 0 && load_rate > 0 ? 1.0 / (1.0 / load_rate + 1.0 / c) : 0;
+  // STRATA_COMPACTION_BENCH_PACED_FRACTION (default 0.5) of S, or
+  // STRATA_COMPACTION_BENCH_PACED_RATE (rows/s) overrides the offered rate.
+  const char* fixed = std::getenv("STRATA_COMPACTION_BENCH_PACED_RATE");
+  const double rate = fixed != nullptr && std::atof(fixed) > 0
+                          ? std::atof(fixed)
+                          : std::max(1000.0, PacedFraction() * sustainable);
+  int64_t retries = 0;
+  int64_t next = 0;  // batches written (ids cycle over the table)
+  const auto put = [&](int64_t) {
+    std::vector<int64_t> ids;
+    const int64_t first = (next++ * kBatch) % rows;
+    for (int64_t j = first; j < std::min(rows, first + kBatch); ++j) ids.push_back(j);
+    Status st = table->Insert({Batch(ids, vecs)}).status();
+    while (st.code() == StatusCode::kBackpressure) {
+      ++retries;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      st = table->Insert({Batch(ids, vecs)}).status();
+    }
+    if (!st.ok()) std::fprintf(stderr, "paced put: %s\n", st.ToString().c_str());
+    return st.ok();
+  };
+  const auto is_compacting = [&] { return compacting.load(); };
+  const uint64_t w0 = compactions();
+  const auto warm = strata::bench::PacedPuts(
+      rate, kBatch, 0, put, is_compacting, [&] { return compactions() == w0; }, PacedMaxSeconds());
+  const auto b0 = table->DescribeBase();
+  const uint64_t want = PacedCompactions();
+  const auto r = strata::bench::PacedPuts(
+      rate, kBatch, secs, put, is_compacting,
+      [&] { return compactions() < b0->stats.compactions + want; }, PacedMaxSeconds());
+  const auto b1 = table->DescribeBase();
+  stop = true;
+  watcher.join();
+  const double ip99 = Percentile(r.idle_ms, 0.99), dp99 = Percentile(r.during_ms, 0.99);
+  std::printf(
+      "[figures] paced puts at %.0f rows/s (%.2f S; load %.0f rows/s, compaction throughput "
+      "%.0f rows/s, sustainable S %.0f rows/s), warm-up %.0f s, then %.0f s with %llu "
+      "compactions: idle n %zu p50 %.2f ms p99 %.2f ms; during compaction n %zu p50 %.2f ms "
+      "p99 %.2f ms; p99 ratio %.2f (target <= 2); %lld late starts, %lld retries after 503\n",
+      rate, sustainable > 0 ? rate / sustainable : 0, load_rate, c, sustainable, warm.seconds,
+      r.seconds, static_cast<unsigned long long>(b1->stats.compactions - b0->stats.compactions),
+      r.idle_ms.size(), Percentile(r.idle_ms, 0.5), ip99, r.during_ms.size(),
+      Percentile(r.during_ms, 0.5), dp99, ip99 > 0 ? dp99 / ip99 : 0,
+      static_cast<long long>(r.late), static_cast<long long>(retries));
+  const auto &t0 = b0->stats.throttle, &t1 = b1->stats.throttle;
+  std::printf(
+      "[figures] paced throttle: %llu writes slowed, %llu let through while a compaction ran, "
+      "%llu stopped (%llu refused), %.1f s of delay\n",
+      static_cast<unsigned long long>(t1.slowed_writes - t0.slowed_writes),
+      static_cast<unsigned long long>(t1.inflight_passed - t0.inflight_passed),
+      static_cast<unsigned long long>(t1.stopped_writes - t0.stopped_writes),
+      static_cast<unsigned long long>(t1.stop_timeouts - t0.stop_timeouts),
+      t1.delay_seconds_total - t0.delay_seconds_total);
+  std::fflush(stdout);
+}
 
 }  // namespace
 
@@ -340,67 +441,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
-  // Paced puts: a load the machine can sustain. Every row costs the write path (MemTable HNSW
-  // insert, WAL, flush) and later compaction (base HNSW insert); where both share the CPU (2
-  // cores: the load alone keeps them busy), the sustainable write rate is
-  // S = 1 / (1 / L + 1 / C), L the load's rows/s and C compaction's rows per second of
-  // compaction. Measured on 2 cores: L 13,000-16,000, C 10,700-11,500, so S is about 6,000
-  // and half of C (the default before) was 0.9 S, where puts queue whatever compaction does
-  // (docs/COMPACTION.md "Sustainable write rate").
-  if (const double secs = PacedSeconds(); secs > 0) {
-    const auto b0 = table->DescribeBase();
-    const double c =
-        b0->stats.compaction_seconds_total > 0
-            ? static_cast<double>(b0->stats.rows_compacted) / b0->stats.compaction_seconds_total
-            : 0;
-    const double sustainable = c > 0 && load_rate > 0 ? 1.0 / (1.0 / load_rate + 1.0 / c) : 0;
-    // STRATA_COMPACTION_BENCH_PACED_FRACTION (default 0.5) of S, or
-    // STRATA_COMPACTION_BENCH_PACED_RATE (rows/s) overrides the offered rate.
-    const double fraction = PacedFraction();
-    const char* fixed = std::getenv("STRATA_COMPACTION_BENCH_PACED_RATE");
-    const double rate = fixed != nullptr && std::atof(fixed) > 0
-                            ? std::atof(fixed)
-                            : std::max(1000.0, fraction * sustainable);
-    int64_t retries = 0;
-    const auto r = strata::bench::PacedPuts(
-        rate, kBatch, secs,
-        [&](int64_t i) {
-          std::vector<int64_t> ids;
-          const int64_t first = (i * kBatch) % rows;
-          for (int64_t j = first; j < std::min(rows, first + kBatch); ++j) ids.push_back(j);
-          Status st = table->Insert({Batch(ids, vecs)}).status();
-          while (st.code() == StatusCode::kBackpressure) {
-            ++retries;
-            std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            st = table->Insert({Batch(ids, vecs)}).status();
-          }
-          if (!st.ok()) std::fprintf(stderr, "paced put: %s\n", st.ToString().c_str());
-          return st.ok();
-        },
-        [&] { return compacting.load(); });
-    const auto b1 = table->DescribeBase();
-    const double ip99 = Percentile(r.idle_ms, 0.99), dp99 = Percentile(r.during_ms, 0.99);
-    std::printf(
-        "[figures] paced puts at %.0f rows/s (%.2f S; load %.0f rows/s, compaction throughput "
-        "%.0f rows/s, sustainable S %.0f rows/s), %.0f s, %llu compactions: idle n %zu p50 %.2f ms "
-        "p99 %.2f ms; during compaction n %zu "
-        "p50 %.2f ms p99 %.2f ms; p99 ratio %.2f (target <= 2); %lld late starts, %lld retries "
-        "after 503\n",
-        rate, sustainable > 0 ? rate / sustainable : 0, load_rate, c, sustainable, r.seconds,
-        static_cast<unsigned long long>(b1->stats.compactions - b0->stats.compactions),
-        r.idle_ms.size(), Percentile(r.idle_ms, 0.5), ip99, r.during_ms.size(),
-        Percentile(r.during_ms, 0.5), dp99, ip99 > 0 ? dp99 / ip99 : 0,
-        static_cast<long long>(r.late), static_cast<long long>(retries));
-    const auto &t0 = b0->stats.throttle, &t1 = b1->stats.throttle;
-    std::printf(
-        "[figures] paced throttle: %llu writes slowed, %llu let through while a compaction ran, "
-        "%llu stopped (%llu refused), %.1f s of delay\n",
-        static_cast<unsigned long long>(t1.slowed_writes - t0.slowed_writes),
-        static_cast<unsigned long long>(t1.inflight_passed - t0.inflight_passed),
-        static_cast<unsigned long long>(t1.stopped_writes - t0.stopped_writes),
-        static_cast<unsigned long long>(t1.stop_timeouts - t0.stop_timeouts),
-        t1.delay_seconds_total - t0.delay_seconds_total);
-    std::fflush(stdout);
+  // The compaction throughput C the load measured, for the paced step (step 6).
+  double compaction_rate = 0;
+  if (const auto b0 = table->DescribeBase(); b0 && b0->stats.compaction_seconds_total > 0) {
+    compaction_rate =
+        static_cast<double>(b0->stats.rows_compacted) / b0->stats.compaction_seconds_total;
   }
 
   // Upsert 10%, delete 5% (distinct random ids).
@@ -608,6 +653,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  PacedStep(dir, rows, load_rate, compaction_rate);
   std::error_code ec;
   std::filesystem::remove_all(root, ec);
   return 0;

@@ -1,6 +1,7 @@
 // Settings of bench/compaction_bench.cc from the environment (README "Benchmarks"):
-// STRATA_COMPACTION_BENCH_ROWS, _FRESH, _PACED_SECONDS, _PACED_FRACTION, _INDEX, _REFINE,
-// _REWRITE_MIN_DEAD_ROWS, _REWRITE_FRACTION, _NICE, _UNIT
+// STRATA_COMPACTION_BENCH_ROWS, _FRESH, _PACED_SECONDS, _PACED_FRACTION, _PACED_COMPACTIONS,
+// _PACED_MAX_SECONDS, _INDEX, _REFINE, _REWRITE_MIN_DEAD_ROWS, _REWRITE_FRACTION, _NICE, _UNIT,
+// _DRAIN
 // (_PACED_RATE is read where the rate is chosen). Defaults give the 1M-row run.
 #pragma once
 
@@ -22,7 +23,6 @@ inline int64_t NumRows() {
   return s ? std::max<int64_t>(10000, std::atoll(s)) : kCompactionBenchDefaultRows;
 }
 
-// Length of the paced-writer step (STRATA_COMPACTION_BENCH_PACED_SECONDS, default 120; 0 skips).
 // STRATA_COMPACTION_BENCH_FRESH=0 skips the fresh-table comparison of step 3 (disk bytes).
 inline bool FreshCompare() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_FRESH");
@@ -66,9 +66,24 @@ inline base::CompactionOptions BenchCompaction() {
   return o;
 }
 
+// Length of the paced-writer step (STRATA_COMPACTION_BENCH_PACED_SECONDS, default 120; 0 skips).
 inline double PacedSeconds() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_SECONDS");
   return s ? std::max(0.0, std::atof(s)) : 120.0;
+}
+
+// The paced step goes on past PacedSeconds until this many compactions ended during it
+// (STRATA_COMPACTION_BENCH_PACED_COMPACTIONS, default 2)...
+inline uint64_t PacedCompactions() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_COMPACTIONS");
+  return s ? static_cast<uint64_t>(std::max(0, std::atoi(s))) : 2;
+}
+
+// ... for at most this long in all (STRATA_COMPACTION_BENCH_PACED_MAX_SECONDS, default 900;
+// the warm-up until a first compaction ends has the same limit).
+inline double PacedMaxSeconds() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_PACED_MAX_SECONDS");
+  return s ? std::max(0.0, std::atof(s)) : 900.0;
 }
 
 // STRATA_COMPACTION_BENCH_INDEX: the requested vector index type (default HNSW, the float

@@ -35,20 +35,23 @@ struct PacedResult {
 };
 
 /// Calls put(i) (i = 0, 1, ...; each writes batch_rows rows; returns false to stop the run)
-/// at rows_per_second for `seconds`. rows_per_second > 0, batch_rows > 0.
-template <class PutFn, class CompactingFn>
+/// at rows_per_second for `seconds`, then on while more() is true, up to `max_seconds` in all
+/// (when above `seconds`). rows_per_second > 0, batch_rows > 0.
+template <class PutFn, class CompactingFn, class MoreFn>
 PacedResult PacedPuts(double rows_per_second, int64_t batch_rows, double seconds, PutFn put,
-                      CompactingFn compacting) {
+                      CompactingFn compacting, MoreFn more, double max_seconds) {
   using Clock = std::chrono::steady_clock;
   PacedResult r;
   const auto t0 = Clock::now();
   const auto period =
       std::chrono::duration<double>(static_cast<double>(batch_rows) / rows_per_second);
-  const auto end =
-      t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto at = [t0](double s) {
+    return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  const auto end = at(seconds), hard_end = at(std::max(seconds, max_seconds));
   for (int64_t i = 0;; ++i) {
     const auto due = t0 + std::chrono::duration_cast<Clock::duration>(period * i);
-    if (due >= end) break;
+    if (due >= end && (due >= hard_end || !more())) break;
     bool during = compacting();
     if (Clock::now() < due) {
       std::this_thread::sleep_until(due);
@@ -63,6 +66,14 @@ PacedResult PacedPuts(double rows_per_second, int64_t batch_rows, double seconds
   }
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   return r;
+}
+
+/// PacedPuts for exactly `seconds`.
+template <class PutFn, class CompactingFn>
+PacedResult PacedPuts(double rows_per_second, int64_t batch_rows, double seconds, PutFn put,
+                      CompactingFn compacting) {
+  return PacedPuts(
+      rows_per_second, batch_rows, seconds, put, compacting, [] { return false; }, seconds);
 }
 
 }  // namespace strata::bench
