@@ -6,6 +6,8 @@
 //  2. insert rate of HnswIndex (Add row by row, and AddColumn on 1,000-row batches, which
 //     inserts with up to 4 threads) vs hnswlib's HierarchicalNSW used directly (M 16,
 //     ef_construction 100, same insertion order, one thread);
+//  2b. checkpoint bytes: save and load time of the graph through hnswlib's file API against
+//     index/vector/hnswlib_graph_io.h's in-memory writer and reader (same bytes);
 //  3. search QPS at the smallest ef reaching recall@10 >= 0.95 (exact ground truth), both at the
 //     same ef, and the ratio;
 //  4. filtered search: exact search over the accepted rows vs HNSW with over-fetch at the
@@ -14,17 +16,23 @@
 // Usage: hnsw_bench [rows=20000] [queries=500] [insert] ("insert": stop after the insert
 // figures). Exits 0 with a note when the dataset is absent.
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "index/vector/hnswlib_graph_io.h"
 #include "index/vector/hnswlib_internal.h"
 
 #include "../tests/index/fashion_mnist.h"
@@ -228,6 +236,55 @@ int main(int argc, char** argv) {
   }
   batched.reset();
   if (insert_only) return 0;
+
+  // --- checkpoint bytes -------------------------------------------------------------------------
+  // The graph's saved bytes through hnswlib's file API (saveIndex to a file read back; the
+  // bytes written to a file and loadIndex from it: what a checkpoint did before
+  // hnswlib_graph_io.h) against the in-memory SaveGraph / LoadSavedGraph, best of 3.
+  {
+    const std::string path = (std::filesystem::temp_directory_path() /
+                              ("strata-hnsw-bench-" + std::to_string(::getpid()) + ".bin"))
+                                 .string();
+    double file_save = 1e30, file_load = 1e30, mem_save = 1e30, mem_load = 1e30;
+    size_t bytes_size = 0;
+    for (int rep = 0; rep < 3; ++rep) {
+      auto a = Clock::now();
+      raw.saveIndex(path);
+      std::string bytes;
+      {
+        std::ifstream in(path, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      }
+      auto b = Clock::now();
+      {
+        std::ofstream out(path, std::ios::binary | std::ios::trunc);
+        out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      }
+      hnswlib::HierarchicalNSW<float> loaded(&space, path, false, raw.max_elements_);
+      auto c = Clock::now();
+      std::string mine;
+      SaveGraph(raw, &mine);
+      auto d = Clock::now();
+      hnswlib::HierarchicalNSW<float> mem(&space, raw.max_elements_, 16, 100);
+      const Status st = LoadSavedGraph(mine, mem);
+      auto e = Clock::now();
+      if (!st.ok() || mine != bytes || mem.cur_element_count != loaded.cur_element_count) {
+        std::printf("checkpoint bytes differ: %s\n", st.ToString().c_str());
+      }
+      bytes_size = bytes.size();
+      file_save = std::min(file_save, Seconds(a, b));
+      file_load = std::min(file_load, Seconds(b, c));
+      mem_save = std::min(mem_save, Seconds(c, d));
+      mem_load = std::min(mem_load, Seconds(d, e));
+    }
+    std::filesystem::remove(path);
+    const double mb = static_cast<double>(bytes_size) / 1e6;
+    std::printf(
+        "\n== checkpoint bytes (%.1f MB): save / load in ms ==\nhnswlib file API %.1f / %.1f; "
+        "in memory %.1f / %.1f; load %.1fx faster (%.0f MB/s)\n",
+        mb, file_save * 1e3, file_load * 1e3, mem_save * 1e3, mem_load * 1e3, file_load / mem_load,
+        mb / mem_load);
+  }
 
   // --- search ---------------------------------------------------------------------------------
   std::printf("\n== search, k = 10 (QPS best of 5 passes over the queries) ==\n");
