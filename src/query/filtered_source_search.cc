@@ -25,6 +25,9 @@ namespace {
 
 constexpr int64_t kSampleRows = 512;
 constexpr double kGraphMargin = 1.5;
+// How many candidates ahead the exact plan prefetches a vector (docs/BENCHMARKS.md, "Filtered
+// vector search": measured on 128-d rows).
+constexpr size_t kPrefetchAhead = 4;
 
 std::string Num(double v) {
   char buf[32];
@@ -218,6 +221,15 @@ class Runner {
     return static_cast<double>(n) / static_cast<double>(hits.size());
   }
 
+  // Prefetches the vector of `position` (ascending over calls; *b walks the batches).
+  void Prefetch(int64_t position, size_t* b) const {
+    if (position < 0 || position >= n_) return;
+    while (*b + 1 < starts_.size() && starts_[*b + 1] <= position) ++*b;
+    const char* v = reinterpret_cast<const char*>(vectors_[*b] + (position - starts_[*b]) * q_.dim);
+    const int64_t bytes = q_.dim * static_cast<int64_t>(sizeof(float));
+    for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(v + off);
+  }
+
   void Push(index::TopK* top, int64_t position) const {
     const auto [b, row] = Loc(position);
     Push(top, b, row);
@@ -235,9 +247,14 @@ class Runner {
     index::TopK top(q_.want);
     int64_t scored = 0;
     if (candidates_ && (bound_ || exact_candidates_)) {
-      // Candidates ascend: walk the batches alongside.
-      size_t b = 0;
-      for (int64_t p : *candidates_) {
+      // Candidates ascend: walk the batches alongside. Sparse candidates miss the cache on
+      // every vector, so the vector kPrefetchAhead candidates on is prefetched (the hardware
+      // prefetcher cannot guess the stride).
+      const std::vector<int64_t>& c = *candidates_;
+      size_t b = 0, b_ahead = 0;
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (i + kPrefetchAhead < c.size()) Prefetch(c[i + kPrefetchAhead], &b_ahead);
+        const int64_t p = c[i];
         if (p < 0 || p >= n_ || !src_.IsLive(p)) continue;
         while (b + 1 < starts_.size() && starts_[b + 1] <= p) ++b;
         const int64_t row = p - starts_[b];
