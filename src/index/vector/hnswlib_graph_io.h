@@ -1,8 +1,8 @@
 // hnswlib 0.6.2's saved-graph layout (HierarchicalNSW::saveIndex / loadIndex), written and read
 // in memory. hnswlib itself only saves to and loads from a file path, so a checkpoint used to
 // go through a temporary file, and its loadIndex asks the stream its position twice per
-// element: 3.1-4.6 s to load 1.1M 128-d nodes at a restart (docs/COMPACTION.md "Restart").
-// The layout is hnswlib's (a fact taken from its headers, not its code): offsetLevel0_,
+// element: 3.1-4.6 s to load 1.1M 128-d nodes at a restart (docs/COMPACTION.md "Recovery and
+// failures"). The layout is hnswlib's (a fact taken from its headers, not its code): offsetLevel0_,
 // max_elements_, cur_element_count, size_data_per_element_, label_offset_, offsetData_ (size_t
 // each), maxlevel_ (int), enterpoint_node_ (tableint), maxM_, maxM0_, M_ (size_t), mult_
 // (double), ef_construction_ (size_t), all host-endian; then the level-0 block
