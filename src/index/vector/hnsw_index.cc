@@ -724,6 +724,18 @@ Result<std::unique_ptr<HnswIndex>> HnswIndex::Deserialize(std::string_view bytes
     if (!st.ok()) return Status::Corruption("HNSW index bytes: " + st.message());
   }
 
+  {
+    // The graph's level-0 block alone holds `count` elements of this size: a count the bytes
+    // cannot hold is refused before it sizes any allocation.
+    const uint64_t per =
+        2ull * m * sizeof(uint32_t) + sizeof(uint32_t) + dim * sizeof(float) + sizeof(uint64_t);
+    if (payload.size() < kSavedGraphHeaderBytes ||
+        (payload.size() - kSavedGraphHeaderBytes) / per < count) {
+      return Status::Corruption("HNSW index bytes: " + std::to_string(payload.size()) +
+                                " graph bytes cannot hold " + std::to_string(count) +
+                                " elements of " + std::to_string(per) + " bytes");
+    }
+  }
   auto impl = std::make_unique<Impl>();
   impl->dim = static_cast<int64_t>(dim);
   impl->params = params;

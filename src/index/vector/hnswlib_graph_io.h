@@ -27,6 +27,10 @@
 namespace strata::index {
 namespace {
 
+/// Bytes of the saved graph's header (the 13 fields above).
+constexpr size_t kSavedGraphHeaderBytes = 6 * sizeof(size_t) + sizeof(int) + sizeof(uint32_t) +
+                                          3 * sizeof(size_t) + sizeof(double) + sizeof(size_t);
+
 // Appends `h` to *out in the layout above.
 void SaveGraph(const hnswlib::HierarchicalNSW<float>& h, std::string* out) {
   const size_t count = h.cur_element_count;
