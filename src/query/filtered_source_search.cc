@@ -25,8 +25,8 @@ namespace {
 
 constexpr int64_t kSampleRows = 512;
 constexpr double kGraphMargin = 1.5;
-// How many candidates ahead the exact plan prefetches a vector (docs/BENCHMARKS.md, "Filtered
-// vector search": measured on 128-d rows).
+// How many candidates ahead the exact plan prefetches a vector. Not tuned: the paired runs in
+// docs/BENCHMARKS.md ("Filtered vector search", 128-d rows) used 4.
 constexpr size_t kPrefetchAhead = 4;
 
 std::string Num(double v) {
