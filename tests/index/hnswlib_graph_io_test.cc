@@ -161,6 +161,20 @@ TEST(HnswlibGraphIo, StructuralDamageIsCorruption) {
   bad = good;
   put_u32(&bad, header + level0, 1u << 30);  // longer than what is left
   EXPECT_EQ(corrupt(bad), StatusCode::kCorruption);
+  bad = good;
+  put_u32(&bad, header, 1);  // element 0 has one level-0 neighbour...
+  put_u32(&bad, header + 4, static_cast<uint32_t>(kRows + 5));  // ...that does not exist
+  EXPECT_EQ(corrupt(bad), StatusCode::kCorruption);
+  bad = good;
+  put_u32(&bad, header, 100);  // more level-0 neighbours than maxM0 (16)
+  EXPECT_EQ(corrupt(bad), StatusCode::kCorruption);
+  bad = good;  // element 1 takes element 0's label (the label ends each element's block)
+  std::memcpy(&bad[header + 2 * g->h->size_data_per_element_ - 8],
+              &bad[header + g->h->size_data_per_element_ - 8], 8);
+  EXPECT_EQ(corrupt(bad), StatusCode::kCorruption);
+  bad = good;
+  put_u64(&bad, header + g->h->size_data_per_element_ - 8, ~uint64_t{0});  // a negative label
+  EXPECT_EQ(corrupt(bad), StatusCode::kCorruption);
   // The intact bytes still load after all that.
   EXPECT_EQ(corrupt(good), StatusCode::kOk);
 }

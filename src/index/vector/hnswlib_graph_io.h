@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <string>
 #include <string_view>
@@ -154,13 +155,40 @@ Status LoadSavedGraph(std::string_view payload, hnswlib::HierarchicalNSW<float>&
     }
     // Counted as they are set: the destructor frees linkLists_[0 .. cur_element_count).
     h.cur_element_count = i + 1;
-    h.label_lookup_[h.getExternalLabel(static_cast<hnswlib::tableint>(i))] =
-        static_cast<hnswlib::tableint>(i);
+    // Labels are row positions (int64, >= 0), one element each.
+    const hnswlib::labeltype label = h.getExternalLabel(static_cast<hnswlib::tableint>(i));
+    if (label > static_cast<hnswlib::labeltype>(std::numeric_limits<int64_t>::max()) ||
+        !h.label_lookup_.emplace(label, static_cast<hnswlib::tableint>(i)).second) {
+      return Status::Corruption("HNSW index bytes: element " + std::to_string(i) +
+                                " has a negative or repeated label");
+    }
     if (h.isMarkedDeleted(static_cast<hnswlib::tableint>(i))) ++h.num_deleted_;
   }
   if (at != payload.size()) {
     return Status::Corruption("HNSW index bytes: " + std::to_string(payload.size() - at) +
                               " bytes after the graph");
+  }
+  // Every neighbour list: at most maxM0_ (level 0) or maxM_ (above) entries, each an element
+  // of the graph (a search follows them without checks).
+  const auto links_ok = [&](hnswlib::linklistsizeint* list, size_t max) {
+    const size_t n = h.getListCount(list);
+    if (n > max) return false;
+    const auto* ids = reinterpret_cast<const hnswlib::tableint*>(list + 1);
+    for (size_t j = 0; j < n; ++j) {
+      if (ids[j] >= count) return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; i < count; ++i) {
+    const auto id = static_cast<hnswlib::tableint>(i);
+    bool ok = links_ok(h.get_linklist0(id), h.maxM0_);
+    for (int level = 1; ok && level <= h.element_levels_[i]; ++level) {
+      ok = links_ok(h.get_linklist(id, level), h.maxM_);
+    }
+    if (!ok) {
+      return Status::Corruption("HNSW index bytes: a neighbour list of element " +
+                                std::to_string(i) + " is too long or names a missing element");
+    }
   }
   if (count > 0 && h.element_levels_[entry] != max_level) {
     return Status::Corruption("HNSW index bytes: the entry point is not on the top level");
