@@ -4,6 +4,7 @@
 // connection caps answer 503, an oversized head 431, pipelined requests in order.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -351,6 +352,48 @@ TEST_F(HttpListenerTest, BackToBackRequestsAreServedByTheLingeringWorker) {
   }
   for (auto& t : burst) t.join();
   EXPECT_EQ(ok.load(), 4);
+}
+
+// A response's head is held back and sent with its body (one sendmsg): the first read after
+// the socket turns readable holds the whole response. With the head and the body in two
+// sends, a client woken by the head read it alone (about half the time on loopback).
+TEST_F(HttpListenerTest, ResponseHeadAndBodyArriveInOneSegment) {
+  Start();
+  const int fd = Connect();
+  for (int i = 0; i < 40; ++i) {
+    Send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+    pollfd p{fd, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 10000), 1) << "request " << i;
+    char buf[4096];
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0) << "request " << i;
+    const std::string got(buf, static_cast<size_t>(n));
+    ASSERT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+    EXPECT_EQ(got.size() - got.find("\r\n\r\n"), 4u + 2u) << "request " << i << ": " << got;
+  }
+  ::close(fd);
+}
+
+// A response without a body (HEAD) is still sent whole, and the connection serves the next
+// request: the held head is flushed when the handler ends.
+TEST_F(HttpListenerTest, HeadRequestGetsItsHeadAndTheConnectionGoesOn) {
+  Start();
+  const int fd = Connect();
+  Send(fd, "HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string got;
+  char buf[4096];
+  while (got.find("\r\n\r\n") == std::string::npos) {
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0) << got;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_EQ(got.rfind("HTTP/1.1 200", 0), 0u) << got;
+  EXPECT_EQ(got.size(), got.find("\r\n\r\n") + 4) << "a HEAD answer has no body: " << got;
+  Send(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  const std::string next = ReadAll(fd);
+  ::close(fd);
+  EXPECT_EQ(next.rfind("HTTP/1.1 200", 0), 0u) << next;
+  EXPECT_NE(next.find("\r\n\r\nok"), std::string::npos) << next;
 }
 
 TEST_F(HttpListenerTest, NoLingerWhenDisabledOrNoOtherWorkerIsIdle) {
