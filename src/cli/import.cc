@@ -26,6 +26,7 @@
 #include "cli/infer_schema.h"
 #include "cli/progress.h"
 #include "cli/text_input.h"
+#include "cli/vector_file.h"
 
 namespace strata::cli {
 
@@ -35,7 +36,17 @@ std::atomic<bool> g_interrupted{false};
 
 extern "C" void OnSignal(int) { g_interrupted.store(true); }
 
-enum class Format { kCsv, kJsonl, kArrow };
+enum class Format { kCsv, kJsonl, kArrow, kNpy, kFvecs, kBvecs };
+
+bool IsVectorFormat(Format f) {
+  return f == Format::kNpy || f == Format::kFvecs || f == Format::kBvecs;
+}
+
+VectorFileKind KindOf(Format f) {
+  return f == Format::kNpy
+             ? VectorFileKind::kNpy
+             : (f == Format::kFvecs ? VectorFileKind::kFvecs : VectorFileKind::kBvecs);
+}
 
 const char* FormatName(Format f) {
   switch (f) {
@@ -45,6 +56,12 @@ const char* FormatName(Format f) {
       return "jsonl";
     case Format::kArrow:
       return "arrow";
+    case Format::kNpy:
+      return "npy";
+    case Format::kFvecs:
+      return "fvecs";
+    case Format::kBvecs:
+      return "bvecs";
   }
   return "?";
 }
@@ -55,6 +72,10 @@ struct InputFile {
   Format format;
   int64_t size = 0;
   int64_t mtime_ns = 0;
+  // Vector files: rows, dimension and the id of the first row (ids run on across the files).
+  int64_t rows = 0;
+  int64_t dim = 0;
+  int64_t first_id = 0;
 };
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
@@ -68,7 +89,13 @@ Result<Format> DetectFormat(const std::string& path, const std::string& flag) {
   if (flag == "csv") return Format::kCsv;
   if (flag == "jsonl") return Format::kJsonl;
   if (flag == "arrow") return Format::kArrow;
+  if (flag == "npy") return Format::kNpy;
+  if (flag == "fvecs") return Format::kFvecs;
+  if (flag == "bvecs") return Format::kBvecs;
   if (EndsWith(path, ".csv")) return Format::kCsv;
+  if (EndsWith(path, ".npy")) return Format::kNpy;
+  if (EndsWith(path, ".fvecs")) return Format::kFvecs;
+  if (EndsWith(path, ".bvecs")) return Format::kBvecs;
   if (EndsWith(path, ".jsonl") || EndsWith(path, ".ndjson") || EndsWith(path, ".json")) {
     return Format::kJsonl;
   }
@@ -77,8 +104,8 @@ Result<Format> DetectFormat(const std::string& path, const std::string& flag) {
     return Format::kArrow;
   }
   return Status::Invalid(path +
-                         ": unknown format (extension .csv, .jsonl/.ndjson/.json or "
-                         ".arrow/.arrows/.ipc/.feather), pass --format");
+                         ": unknown format (extension .csv, .jsonl/.ndjson/.json, "
+                         ".arrow/.arrows/.ipc/.feather, .npy, .fvecs or .bvecs), pass --format");
 }
 
 Result<std::string> ReadWholeFile(const std::string& path) {
@@ -130,6 +157,9 @@ class Importer {
   Result<arrow::SchemaPtr> SchemaForCreate();
   Status ImportText(const InputFile& f, FileProgress* fp);
   Status ImportArrow(const InputFile& f, FileProgress* fp);
+  Status ImportVectors(const InputFile& f, FileProgress* fp);
+  arrow::SchemaPtr VectorSchema(int64_t dim) const;
+  Status CheckVectorTable() const;
   Status Send(const arrow::Schema& schema, const arrow::RecordBatchPtr& batch);
   // After an acknowledged batch: records it, saves the state, updates the progress display.
   Status Acknowledged(FileProgress* fp, int64_t rows, int64_t file_bytes_done);
@@ -173,6 +203,27 @@ Status Importer::Prepare() {
     total_bytes_ += f.size;
     files_.push_back(std::move(f));
   }
+  // Vector files: one matrix each; ids run on from --id-start across the files in order.
+  const bool vectors = IsVectorFormat(files_.front().format);
+  for (InputFile& f : files_) {
+    if (IsVectorFormat(f.format) != vectors) {
+      return Status::Invalid(
+          "usage: vector files (.npy, .fvecs, .bvecs) cannot be imported together with CSV, "
+          "JSON Lines or Arrow files; import them separately");
+    }
+    if (!vectors) continue;
+    STRATA_ASSIGN_OR_RETURN(VectorFile vf, VectorFile::Open(f.path, KindOf(f.format)));
+    f.rows = vf.rows();
+    f.dim = vf.dim();
+    if (f.dim != 0 && files_.front().dim != 0 && f.dim != files_.front().dim) {
+      return Status::Invalid(f.shown + " holds vectors of dimension " + std::to_string(f.dim) +
+                             ", " + files_.front().shown + " of dimension " +
+                             std::to_string(files_.front().dim));
+    }
+  }
+  if (vectors && files_.front().dim == 0) {
+    return Status::Invalid(files_.front().shown + " holds no vector (its dimension is unknown)");
+  }
   state_path_ =
       o_.state_file.empty() ? DefaultStatePath(o_.client.database, o_.table) : o_.state_file;
   STRATA_ASSIGN_OR_RETURN(std::optional<ImportState> loaded, LoadImportState(state_path_));
@@ -196,6 +247,20 @@ Status Importer::Prepare() {
   state_.url = o_.client.url;
   state_.database = o_.client.database;
   state_.table = o_.table;
+  if (vectors) {
+    // A resumed import keeps the ids its first run gave: the state file records id_start.
+    if (state_.id_start >= 0 && o_.id_start_given && o_.id_start != state_.id_start) {
+      return Status::Invalid("usage: " + state_path_ + " records an import with --id-start " +
+                             std::to_string(state_.id_start) + ", not " +
+                             std::to_string(o_.id_start));
+    }
+    if (state_.id_start < 0) state_.id_start = o_.id_start;
+    int64_t next_id = state_.id_start;
+    for (InputFile& f : files_) {
+      f.first_id = next_id;
+      next_id += f.rows;
+    }
+  }
   return Status::OK();
 }
 
@@ -223,6 +288,7 @@ Result<arrow::SchemaPtr> Importer::SchemaForCreate() {
     return *s;
   }
   const InputFile& f = files_.front();
+  if (IsVectorFormat(f.format)) return VectorSchema(f.dim);
   if (f.format == Format::kArrow) {
     STRATA_ASSIGN_OR_RETURN(arrow::ipc::ReadResult r, ReadArrowInput(f.path));
     return r.schema;
@@ -253,20 +319,38 @@ Result<arrow::SchemaPtr> Importer::SchemaForCreate() {
 
 Status Importer::EnsureTable() {
   STRATA_ASSIGN_OR_RETURN(std::optional<arrow::SchemaPtr> existing, DescribeSchema());
+  const bool vectors = IsVectorFormat(files_.front().format);
   if (existing) {
     schema_ = *existing;
+    if (!vectors) return Status::OK();
+    STRATA_RETURN_IF_ERROR(CheckVectorTable());
+    // Generated ids from 0 would replace the rows of an existing table (or add a second row
+    // per id without a primary key): appending needs a chosen --id-start.
+    if (!o_.id_start_given && !o_.resume) {
+      STRATA_ASSIGN_OR_RETURN(nlohmann::json rows, client_.PostTableJson(o_.table, "count_rows/",
+                                                                         nlohmann::json::object()));
+      if (!rows.is_number_integer() || rows.get<int64_t>() != 0) {
+        return Status::Invalid("usage: table '" + o_.table + "' already has " + rows.dump() +
+                               " rows: pass --id-start to choose the first generated id (ids "
+                               "from 0 could replace existing rows)");
+      }
+    }
     return Status::OK();
   }
   STRATA_ASSIGN_OR_RETURN(arrow::SchemaPtr schema, SchemaForCreate());
   STRATA_ASSIGN_OR_RETURN(arrow::RecordBatchPtr empty, arrow::RecordBatchBuilder(schema).Finish());
   STRATA_ASSIGN_OR_RETURN(std::string body, arrow::ipc::WriteStream(*schema, {empty}));
   std::string query = "?mode=exist_ok";
-  if (!o_.primary_key.empty()) query += "&primary_key=" + EncodePathSegment(o_.primary_key);
+  // Generated ids are unique, so a table made for vector files has them as its primary key
+  // unless told otherwise: a batch re-sent on --resume is then an upsert, never a duplicate.
+  const std::string pk = !o_.primary_key.empty() ? o_.primary_key : (vectors ? o_.id_column : "");
+  if (!pk.empty()) query += "&primary_key=" + EncodePathSegment(pk);
   STRATA_RETURN_IF_ERROR(client_.PostTableArrow(o_.table, "create/", query, body).status());
   created_ = true;
   STRATA_ASSIGN_OR_RETURN(existing, DescribeSchema());
   if (!existing) return Status::IOError("server: the table is missing right after create/");
   schema_ = *existing;
+  if (vectors) STRATA_RETURN_IF_ERROR(CheckVectorTable());
   if (!o_.quiet && !o_.json) {
     std::fprintf(stderr, "created table %s/%s: %s\n", o_.client.database.c_str(), o_.table.c_str(),
                  arrow::json::SchemaToJsonString(*schema_).c_str());
@@ -389,8 +473,77 @@ Status Importer::ImportArrow(const InputFile& f, FileProgress* fp) {
   return Status::OK();
 }
 
+arrow::SchemaPtr Importer::VectorSchema(int64_t dim) const {
+  return std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+      arrow::field(o_.id_column, arrow::int64(), false),
+      arrow::field(o_.vector_column, arrow::fixed_size_list(arrow::field("item", arrow::float32()),
+                                                            static_cast<int32_t>(dim)))});
+}
+
+// An existing table must have the id column (an integer) and the vector column of the files'
+// dimension; the server converts the rest (float32 into float16/float64 vectors).
+Status Importer::CheckVectorTable() const {
+  const int64_t dim = files_.front().dim;
+  std::string names;
+  for (int i = 0; i < schema_->num_fields(); ++i) {
+    names += (i ? ", " : "") + schema_->field(i)->name;
+  }
+  const int id = schema_->GetFieldIndex(o_.id_column);
+  if (id < 0 || !schema_->field(id)->type->is_integer()) {
+    return Status::Invalid("table '" + o_.table + "' has no integer column '" + o_.id_column +
+                           "' for the generated ids (its columns: " + names +
+                           "); pass --id-column");
+  }
+  const int vec = schema_->GetFieldIndex(o_.vector_column);
+  if (vec < 0 || schema_->field(vec)->type->id() != arrow::TypeId::kFixedSizeList) {
+    return Status::Invalid("table '" + o_.table + "' has no vector column '" + o_.vector_column +
+                           "' (its columns: " + names + "); pass --vector-column");
+  }
+  if (schema_->field(vec)->type->list_size() != dim) {
+    return Status::Invalid("table '" + o_.table + "' column '" + o_.vector_column +
+                           "' has dimension " +
+                           std::to_string(schema_->field(vec)->type->list_size()) +
+                           ", the files' vectors " + std::to_string(dim));
+  }
+  return Status::OK();
+}
+
+Status Importer::ImportVectors(const InputFile& f, FileProgress* fp) {
+  STRATA_ASSIGN_OR_RETURN(VectorFile vf, VectorFile::Open(f.path, KindOf(f.format)));
+  if (vf.rows() != f.rows || vf.dim() != f.dim) {
+    return Status::Invalid(f.shown + " changed while it was being imported");
+  }
+  if (fp->rows > vf.rows()) {
+    return Status::Invalid(f.shown + ": the state file records " + std::to_string(fp->rows) +
+                           " rows done, the file has " + std::to_string(vf.rows()));
+  }
+  const arrow::SchemaPtr schema = VectorSchema(vf.dim());
+  const int64_t row_bytes = vf.dim() * static_cast<int64_t>(sizeof(float));
+  const int64_t per_batch =
+      std::max<int64_t>(1, std::min(o_.batch_rows, o_.batch_bytes / row_bytes));
+  std::vector<float> values;
+  for (int64_t done = fp->rows; done < vf.rows();) {
+    const int64_t n = std::min(per_batch, vf.rows() - done);
+    STRATA_RETURN_IF_ERROR(vf.Read(done, n, &values));
+    arrow::RecordBatchBuilder b(schema);
+    for (int64_t r = 0; r < n; ++r) {
+      STRATA_RETURN_IF_ERROR(b.column(0)->AppendInt(f.first_id + done + r));
+      STRATA_RETURN_IF_ERROR(
+          b.column(1)->child(0)->AppendFloats(values.data() + r * vf.dim(), vf.dim()));
+      STRATA_RETURN_IF_ERROR(b.column(1)->AppendValid());
+    }
+    STRATA_ASSIGN_OR_RETURN(arrow::RecordBatchPtr batch, b.Finish());
+    STRATA_RETURN_IF_ERROR(Send(*schema, batch));
+    done += n;
+    STRATA_RETURN_IF_ERROR(Acknowledged(fp, n, vf.OffsetAfter(done)));
+    if (ShouldStop()) return Status::OK();
+  }
+  return Status::OK();
+}
+
 int Importer::Run() {
   Status st = Prepare();
+  if (st.ok()) st = EnsureTable();
   if (!st.ok()) {
     if (st.message().rfind("usage: ", 0) == 0) {
       std::fprintf(stderr, "strata import: %s\n", st.message().c_str() + 7);
@@ -398,8 +551,6 @@ int Importer::Run() {
     }
     return ReportError("import", st);
   }
-  st = EnsureTable();
-  if (!st.ok()) return ReportError("import", st);
   progress_ = std::make_unique<Progress>(!o_.quiet && !o_.json, total_bytes_);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
@@ -423,7 +574,9 @@ int Importer::Run() {
     rows_skipped_ += before;
     file_bytes_ = 0;
     if (!fp->complete && !ShouldStop()) {
-      st = f.format == Format::kArrow ? ImportArrow(f, fp) : ImportText(f, fp);
+      st = f.format == Format::kArrow ? ImportArrow(f, fp)
+           : IsVectorFormat(f.format) ? ImportVectors(f, fp)
+                                      : ImportText(f, fp);
       if (st.ok() && !ShouldStop()) {
         fp->complete = true;
         st = SaveImportState(state_path_, state_);
@@ -503,13 +656,24 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
   auto opts = std::make_shared<ImportOptions>();
   auto* sub = app.add_subcommand(
       "import",
-      "Import CSV, JSON Lines or Arrow IPC files into a table of a running server (creating "
-      "it when missing)");
+      "Import CSV, JSON Lines, Arrow IPC or vector (.npy, .fvecs, .bvecs) files into a table of "
+      "a running server (creating it when missing)");
   AddClientFlags(sub, &opts->client);
   sub->add_option("--table", opts->table, "Table name")->required();
-  sub->add_option("files", opts->files, "Input files (.csv, .jsonl, .arrow)")->required();
+  sub->add_option("files", opts->files, "Input files (.csv, .jsonl, .arrow, .npy, .fvecs, .bvecs)")
+      ->required();
   sub->add_option("--format", opts->format, "Input format (auto: from the file extension)")
-      ->check(CLI::IsMember({"auto", "csv", "jsonl", "arrow"}))
+      ->check(CLI::IsMember({"auto", "csv", "jsonl", "arrow", "npy", "fvecs", "bvecs"}))
+      ->capture_default_str();
+  sub->add_option("--id-column", opts->id_column,
+                  "Vector files: column of the generated int64 ids (the primary key of a table "
+                  "the import creates, unless --primary-key says otherwise)")
+      ->capture_default_str();
+  sub->add_option("--vector-column", opts->vector_column, "Vector files: column of the vectors")
+      ->capture_default_str();
+  sub->add_option("--id-start", opts->id_start,
+                  "Vector files: id of the first file's first row (ids run on across files)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62))
       ->capture_default_str();
   sub->add_option("--schema", opts->schema_file,
                   "Schema of a new table: a LanceDB schema JSON file (default: inferred)");
@@ -531,7 +695,10 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
   sub->add_flag("--json", opts->json, "Print the summary as one JSON object");
   sub->add_flag("-q,--quiet", opts->quiet, "No progress display and no summary");
-  sub->callback([opts, exit_code] { *exit_code = RunImport(*opts); });
+  sub->callback([opts, exit_code, sub] {
+    opts->id_start_given = sub->count("--id-start") > 0;
+    *exit_code = RunImport(*opts);
+  });
 }
 
 }  // namespace strata::cli

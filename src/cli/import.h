@@ -1,8 +1,11 @@
-// `strata import`: loads CSV, JSON Lines and Arrow IPC (file or stream) files into a table
-// through the REST API of a running server (README.md "Command-line client").
+// `strata import`: loads CSV, JSON Lines, Arrow IPC (file or stream) and vector files (.npy,
+// .fvecs, .bvecs: cli/vector_file.h, with generated ids) into a table through the REST API of a
+// running server (README.md "Command-line client").
 //  - The table is created when missing (create/?mode=exist_ok with a schema and 0 rows): its
 //    schema comes from --schema (LanceDB schema JSON, PROTOCOL.md §3), else the Arrow file's
-//    schema, else is inferred from the first rows of the first file (cli/infer_schema.h).
+//    schema, else {id int64, vector fixed_size_list<float32>[D]} for vector files (primary key
+//    id unless --primary-key), else is inferred from the first rows of the first file
+//    (cli/infer_schema.h).
 //    An existing table is appended to under its describe/ schema.
 //  - Rows are sent in batches (--batch-rows, --batch-bytes, whichever fills first) as
 //    LZ4-compressed Arrow IPC streams on insert/; a batch is built completely before it is
@@ -29,9 +32,16 @@ struct ImportOptions {
   ClientOptions client;
   std::string table;
   std::vector<std::string> files;
-  /// auto (from the extension: .csv, .jsonl/.ndjson/.json, .arrow/.arrows/.ipc/.feather),
-  /// csv, jsonl or arrow.
+  /// auto (from the extension: .csv, .jsonl/.ndjson/.json, .arrow/.arrows/.ipc/.feather,
+  /// .npy, .fvecs, .bvecs), csv, jsonl, arrow, npy, fvecs or bvecs.
   std::string format = "auto";
+  /// Vector files (cli/vector_file.h): the table gets columns `id_column` (int64, row i of the
+  /// files in order gets id_start + i) and `vector_column` (fixed_size_list<float32>[D]).
+  std::string id_column = "id";
+  std::string vector_column = "vector";
+  int64_t id_start = 0;
+  /// --id-start was given: needed to append vector files to a table that has rows.
+  bool id_start_given = false;
   std::string schema_file;
   /// Comma-separated primary-key columns declared when the import creates the table.
   std::string primary_key;

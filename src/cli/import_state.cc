@@ -58,6 +58,7 @@ Result<std::optional<ImportState>> LoadImportState(const std::string& path) {
     st.url = j.value("url", "");
     st.database = j.value("database", "");
     st.table = j.value("table", "");
+    st.id_start = j.value("id_start", int64_t{-1});
     for (const auto& f : j["files"]) {
       FileProgress p;
       p.path = f.at("path").get<std::string>();
@@ -88,8 +89,11 @@ Status SaveImportState(const std::string& path, const ImportState& state) {
                      {"batches", f.batches},
                      {"complete", f.complete}});
   }
-  nlohmann::json j = {
-      {"url", state.url}, {"database", state.database}, {"table", state.table}, {"files", files}};
+  nlohmann::json j = {{"url", state.url},
+                      {"database", state.database},
+                      {"table", state.table},
+                      {"id_start", state.id_start},
+                      {"files", files}};
   const std::string text = j.dump(1) + "\n";
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

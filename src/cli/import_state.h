@@ -4,7 +4,7 @@
 // one), read by `--resume`, removed when the import completes.
 // Default location: `.strata-import-{database}-{table}.json` in the current directory (names
 // with '/' or other unsafe characters are escaped), or `--state-file PATH`.
-// Format (JSON): {"url","database","table","files":[{"path","size","mtime_ns","rows",
+// Format (JSON): {"url","database","table","id_start","files":[{"path","size","mtime_ns","rows",
 // "offset","line","batches","complete"}]}.
 // Thread-safety: pure functions over values.
 #pragma once
@@ -33,6 +33,8 @@ struct ImportState {
   std::string url;
   std::string database;
   std::string table;
+  /// Vector files: the id of the first file's first row (-1: not a vector import).
+  int64_t id_start = -1;
   std::vector<FileProgress> files;
 
   /// The entry for `path`, or nullptr.

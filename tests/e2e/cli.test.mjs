@@ -1,6 +1,8 @@
 // End-to-end: the `strata` command-line client (issue 18, README "Command-line client") against
 // a real server started with an API key. Every format is imported and then counted exactly
-// through the REST API: CSV, JSON Lines, Arrow IPC file and stream; a 100k-row CSV (time and
+// through the REST API: CSV, JSON Lines, Arrow IPC file and stream, .npy (several dtypes and
+// both header versions), .fvecs and .bvecs with generated ids (values read back exactly, bad
+// headers and rows refused, a SIGKILLed 100k-row import resumed); a 100k-row CSV (time and
 // rate reported); an import stopped by the --stop-after-batches hook, one stopped by SIGINT and
 // one killed with SIGKILL, all finished with --resume to exactly the file's rows; a malformed CSV row rejected
 // with its file:line and nothing of its batch committed; status/describe/flush/compact/query
@@ -71,6 +73,63 @@ describe("strata CLI", () => {
     const p = path.join(dir, name);
     fs.writeFileSync(p, lines.join("\n") + "\n");
     return p;
+  }
+
+  // A .npy file (NumPy format 1.0 or 2.0) of `rows` x `dim` values given by value(i, j), in
+  // dtype descr ('<f4', '>f8', '|u1', '<i2', ...), written as numpy.save would.
+  function writeNpy(name, rows, dim, descr, value, { version = 1, shape = `(${rows}, ${dim})`, fortran = "False", extraBytes = 0 } = {}) {
+    const size = Number(descr.slice(2));
+    const big = descr[0] === ">";
+    const pre = version === 1 ? 10 : 12;
+    let header = `{'descr': '${descr}', 'fortran_order': ${fortran}, 'shape': ${shape}, }`;
+    header += " ".repeat(64 - ((pre + header.length + 1) % 64)) + "\n";
+    const data = Buffer.alloc(rows * dim * size + extraBytes);
+    for (let i = 0; i < rows; i++) {
+      for (let j = 0; j < dim; j++) {
+        const at = (i * dim + j) * size;
+        const v = value(i, j);
+        const kind = descr[1] + size;
+        if (kind === "f4") big ? data.writeFloatBE(v, at) : data.writeFloatLE(v, at);
+        else if (kind === "f8") big ? data.writeDoubleBE(v, at) : data.writeDoubleLE(v, at);
+        else if (kind === "u1") data.writeUInt8(v, at);
+        else if (kind === "i2") big ? data.writeInt16BE(v, at) : data.writeInt16LE(v, at);
+        else throw new Error(`writeNpy: ${descr}`);
+      }
+    }
+    const lead = Buffer.alloc(pre);
+    lead.write("\x93NUMPY", 0, "latin1");
+    lead[6] = version;
+    lead[7] = 0;
+    if (version === 1) lead.writeUInt16LE(header.length, 8);
+    else lead.writeUInt32LE(header.length, 8);
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, Buffer.concat([lead, Buffer.from(header, "latin1"), data]));
+    return p;
+  }
+  // .fvecs (float32) or .bvecs (uint8): per row an int32 dimension, then the values.
+  function writeVecs(name, rows, dim, value, { bytes = false, dimOf = () => dim } = {}) {
+    const parts = [];
+    for (let i = 0; i < rows; i++) {
+      const d = dimOf(i);
+      const b = Buffer.alloc(4 + d * (bytes ? 1 : 4));
+      b.writeInt32LE(d, 0);
+      for (let j = 0; j < d; j++) {
+        if (bytes) b.writeUInt8(value(i, j), 4 + j);
+        else b.writeFloatLE(value(i, j), 4 + j * 4);
+      }
+      parts.push(b);
+    }
+    const p = path.join(dir, name);
+    fs.writeFileSync(p, Buffer.concat(parts));
+    return p;
+  }
+  async function vectorOf(table, id) {
+    const q = await cli(["query", ...common(), "--table", table, "--filter", `id = ${id}`, "-k", "1", "--format", "json"]);
+    assert.equal(q.code, 0, show(q));
+    const rows = JSON.parse(q.stdout);
+    assert.equal(rows.length, 1, q.stdout);
+    // float32 values print with their shortest float32 digits: compare as float32.
+    return rows[0].vector.map(Math.fround);
   }
 
   before(async () => {
@@ -292,6 +351,106 @@ describe("strata CLI", () => {
     const r3 = await cli(["import", ...common(), "--table", "bad_t3", jl]);
     assert.equal(r3.code, 4, show(r3));
     assert.match(r3.stderr, /bad\.jsonl:3: not valid JSON/);
+  });
+
+  test("vector files: .npy (f4, big-endian f8 v2.0, u1), .fvecs, .bvecs with generated ids", async () => {
+    const val = (i, j) => ((i * 7 + j) % 13) / 4;
+    const f4 = writeNpy("v.npy", 1500, 8, "<f4", val);
+    const r = await cli(["import", ...common(), "--table", "npy_t", "--batch-rows", "400", "--json", f4]);
+    assert.equal(r.code, 0, show(r));
+    const s = JSON.parse(r.stdout);
+    assert.deepEqual([s.rows_imported, s.batches, s.files[0].format], [1500, 4, "npy"]);
+    assert.equal(await count("npy_t"), 1500);
+    assert.equal(await count("npy_t", "id >= 0 AND id < 1500"), 1500);
+    const t = await fieldTypes("npy_t");
+    assert.deepEqual([t.id.type, t.vector.type, t.vector.length], ["int64", "fixed_size_list", 8]);
+    assert.deepEqual(await vectorOf("npy_t", 1234), Array.from({ length: 8 }, (_, j) => val(1234, j)));
+    // The generated id is the table's primary key: describe says so.
+    const d = await rest("npy_t", "describe/");
+    assert.equal(d.schema.fields[0].metadata["lance-schema:unenforced-primary-key"], "true");
+
+    // Appending more vectors needs --id-start (ids from 0 would replace rows); with it, ids run on
+    // across the files: a big-endian float64 .npy (format 2.0), then a uint8 .npy.
+    const f8 = writeNpy("w.npy", 300, 8, ">f8", (i, j) => -val(i, j) - 0.5, { version: 2 });
+    const u1 = writeNpy("x.npy", 200, 8, "|u1", (i, j) => (i + j) % 256);
+    const refused = await cli(["import", ...common(), "--table", "npy_t", f8]);
+    assert.equal(refused.code, 1, show(refused));
+    assert.match(refused.stderr, /already has 1500 rows: pass --id-start/);
+    assert.equal(await count("npy_t"), 1500);
+    const r2 = await cli(["import", ...common(), "--table", "npy_t", "--id-start", "1500", "-q", f8, u1]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(await count("npy_t"), 2000);
+    assert.deepEqual(await vectorOf("npy_t", 1500 + 17), Array.from({ length: 8 }, (_, j) => Math.fround(-val(17, j) - 0.5)));
+    assert.deepEqual(await vectorOf("npy_t", 1800 + 199), Array.from({ length: 8 }, (_, j) => (199 + j) % 256));
+
+    const fv = writeVecs("s.fvecs", 700, 16, (i, j) => i - j / 8);
+    const bv = writeVecs("s.bvecs", 500, 16, (i, j) => (3 * i + j) % 256, { bytes: true });
+    const r3 = await cli(["import", ...common(), "--table", "vecs_t", "--vector-column", "emb", "--id-column", "key", "--json", fv, bv]);
+    assert.equal(r3.code, 0, show(r3));
+    assert.deepEqual(JSON.parse(r3.stdout).files.map((f) => [f.format, f.rows_imported]), [["fvecs", 700], ["bvecs", 500]]);
+    assert.equal(await count("vecs_t"), 1200);
+    assert.equal(await count("vecs_t", "key >= 700"), 500);
+    const q = await cli(["query", ...common(), "--table", "vecs_t", "--filter", "key = 701", "-k", "1", "--format", "json"]);
+    assert.equal(q.code, 0, show(q));
+    assert.deepEqual(JSON.parse(q.stdout)[0].emb, Array.from({ length: 16 }, (_, j) => (3 + j) % 256));
+  });
+
+  test("vector files: bad headers and rows are refused naming the file and the row; nothing sent", async () => {
+    const cases = [
+      [writeNpy("fort.npy", 10, 4, "<f4", () => 1, { fortran: "True" }), /Fortran order/],
+      [writeNpy("cube.npy", 2, 4, "<f4", () => 1, { shape: "(2, 2, 2)" }), /shape \(2, 2, 2\) is not 2-D/],
+      [writeNpy("cut.npy", 10, 4, "<f4", () => 1, { extraBytes: 3 }), /needs \d+ bytes, the file has \d+/],
+      [writeNpy("i16.npy", 10, 4, "<i2", () => 1, { shape: "(10, 0)" }), /dimension 0 is outside \[1, 65536\]/],
+      [writeVecs("ragged.fvecs", 5, 4, () => 1, { dimOf: (i) => (i === 3 ? 5 : 4) }), /not a whole number of 20-byte rows/],
+      [writeVecs("ragged2.fvecs", 6, 4, () => 1, { dimOf: (i) => (i === 2 ? 3 : i === 4 ? 5 : 4) }), /row 2 has dimension 3, the file's first row 4/],
+    ];
+    for (const [file, re] of cases) {
+      const r = await cli(["import", ...common(), "--table", "bad_v", file]);
+      assert.equal(r.code, 4, `${file}: ${show(r)}`);
+      assert.match(r.stderr, re, `${file}: ${show(r)}`);
+      assert.ok(r.stderr.includes(path.basename(file)), r.stderr);
+    }
+    // A NaN in row 250: the batches before it are committed, nothing of its batch.
+    const nan = writeNpy("nan.npy", 400, 4, "<f4", (i, j) => (i === 250 && j === 2 ? NaN : i));
+    const r = await cli(["import", ...common(), "--table", "nan_t", "--batch-rows", "100", nan]);
+    assert.equal(r.code, 4, show(r));
+    assert.match(r.stderr, /nan\.npy: row 250, element 2 is NaN/);
+    assert.equal(await count("nan_t"), 200);
+  });
+
+  test("vector import killed with SIGKILL mid-way, resumed: exactly the file's rows and ids", async () => {
+    const N = 100000;
+    const file = writeNpy("kill.npy", N, 32, "<f4", (i, j) => (i % 1000) + j / 64);
+    const statePath = path.join(dir, "kill_v.state.json");
+    const base = ["import", ...common(), "--table", "kill_v", "--id-start", "7", "--batch-rows", "2000", "--state-file", statePath];
+    const r1 = await cli([...base, file], {
+      onSpawn: (child) => {
+        const timer = setInterval(() => {
+          try {
+            if (JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows >= 20000) {
+              clearInterval(timer);
+              child.kill("SIGKILL");
+            }
+          } catch {
+            // not written yet
+          }
+        }, 5);
+        child.on("exit", () => clearInterval(timer));
+      },
+    });
+    assert.equal(r1.signal, "SIGKILL", `the import finished before it was killed: ${show(r1)}`);
+    const st = JSON.parse(fs.readFileSync(statePath, "utf8"));
+    assert.equal(st.id_start, 7);
+    // A different --id-start on --resume would give other ids: refused.
+    const wrong = await cli([...base.map((a) => (a === "7" ? "8" : a)), "--resume", file]);
+    assert.equal(wrong.code, 1, show(wrong));
+    assert.match(wrong.stderr, /records an import with --id-start 7, not 8/);
+    const r2 = await cli([...base, "--resume", "--json", file]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(JSON.parse(r2.stdout).rows_skipped, st.files[0].rows);
+    assert.equal(await count("kill_v"), N);
+    assert.equal(await count("kill_v", `id >= 7 AND id < ${N + 7}`), N);
+    assert.deepEqual(await vectorOf("kill_v", 7 + 54321), Array.from({ length: 32 }, (_, j) => Math.fround(321 + j / 64)));
   });
 
   test("status, describe, flush, compact, query --json", async () => {
