@@ -27,7 +27,7 @@ const ConsoleAsset* Find(const std::string& name) {
 
 TEST(ConsoleAssets, EveryPageModuleIsEmbeddedWithItsType) {
   for (const char* name :
-       {"index.html", "app.js", "api.js", "arrow.js", "metrics.js", "style.css"}) {
+       {"index.html", "app.js", "api.js", "arrow.js", "metrics.js", "ui.js", "style.css"}) {
     const ConsoleAsset* a = Find(name);
     ASSERT_NE(a, nullptr) << name;
     EXPECT_GT(a->size, 100u) << name;
