@@ -3,11 +3,13 @@
 //   #/lsm/TABLE         shards, MemTables, SSTables by generation, base table, index set; flush/compact
 //   #/query/TABLE       vector / full-text / filter queries, results and explain_plan/
 //   #/rows/TABLE        paged row browser with a filter
+//   #/versions/TABLE    versions and tags; create/delete a tag, restore a version (versions.js)
 //   #/metrics           live charts from /metrics (kept in the page while it is open)
 import * as api from "./api.js";
 import { readArrowIpc } from "./arrow.js";
 import { MetricsCollector, drawChart } from "./metrics.js";
 import { age, bytes, el, errorText, every, f32, main, newPage, num, reportError, showBanner, table, tableSelect } from "./ui.js";
+import { pageVersions } from "./versions.js";
 
 const banner = document.getElementById("banner");
 const footer = document.getElementById("footer");
@@ -122,6 +124,8 @@ async function tableRow(name) {
       el("a", { href: `#/query/${encodeURIComponent(name)}` }, "query"),
       " · ",
       el("a", { href: `#/rows/${encodeURIComponent(name)}` }, "rows"),
+      " · ",
+      el("a", { href: `#/versions/${encodeURIComponent(name)}` }, "versions"),
     ),
   );
 }
@@ -606,7 +610,7 @@ function pageMetrics() {
 
 let pageCleanup = null;
 
-const pages = { tables: pageTables, lsm: pageLsm, query: pageQuery, rows: pageRows, metrics: pageMetrics };
+const pages = { tables: pageTables, lsm: pageLsm, query: pageQuery, rows: pageRows, versions: pageVersions, metrics: pageMetrics };
 
 function route() {
   newPage();
