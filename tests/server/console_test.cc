@@ -28,8 +28,8 @@ const ConsoleAsset* Find(const std::string& name) {
 }
 
 TEST(ConsoleAssets, EveryPageModuleIsEmbeddedWithItsType) {
-  for (const char* name : {"index.html", "app.js", "api.js", "arrow.js", "metrics.js", "ui.js",
-                           "versions.js", "style.css"}) {
+  for (const char* name : {"index.html", "app.js", "api.js", "arrow.js", "metrics.js", "query.js",
+                           "ui.js", "versions.js", "style.css"}) {
     const ConsoleAsset* a = Find(name);
     ASSERT_NE(a, nullptr) << name;
     EXPECT_GT(a->size, 100u) << name;
@@ -58,7 +58,8 @@ TEST(ConsoleAssets, EveryImportedModuleIsEmbedded) {
     }
   }
   // The modules the pages import, the versions page among them.
-  for (const char* name : {"api.js", "arrow.js", "metrics.js", "ui.js", "versions.js"}) {
+  for (const char* name :
+       {"api.js", "arrow.js", "metrics.js", "query.js", "ui.js", "versions.js"}) {
     EXPECT_NE(std::find(imported.begin(), imported.end(), name), imported.end()) << name;
   }
   const ConsoleAsset* html = Find("index.html");
