@@ -8,7 +8,11 @@
 // row whose vector was pasted first (distance 0) and the explain_plan/ text; "use row N's
 // vector" fills a vector that finds its own row; "check recall" compares the index with exact
 // search; the row browser pages and filters with exact
-// counts; the metrics page collects samples; no console errors are logged. Then a server
+// counts; the versions page lists exactly the versions and tags the REST API lists, creates a
+// tag on a chosen version and deletes it (as tags/list/ then reports), shows the server's 4xx
+// message, and restores only after a confirmation (the current version answers itself; an
+// older one is the server's 400 and leaves rows and version as they were); the metrics page
+// collects samples; no console errors are logged. Then a server
 // restart (the page shows "unreachable" and recovers by itself) and a wrong key (the page shows
 // the 401). Screenshots of each page go to <build dir>/console-screenshots/.
 import { after, before, describe, test } from "node:test";
@@ -49,6 +53,15 @@ describe("web console in headless chromium", () => {
     const text = await res.text();
     assert.equal(res.status, 200, `${op}/: ${text}`);
     return JSON.parse(text);
+  }
+  // A route's status and parsed answer, whatever the status (for the 4xx the page must show).
+  async function restRaw(op, body = {}) {
+    const res = await fetch(`${server.url}/v1/table/${TABLE}/${op}/`, {
+      method: "POST",
+      headers: { "x-api-key": KEY, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: JSON.parse(await res.text()) };
   }
   const shot = (name) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
 
@@ -193,6 +206,143 @@ describe("web console in headless chromium", () => {
     const cells = await page.locator("#rows tbody tr").first().locator("td").allTextContents();
     assert.ok(cells.some((c) => /^dim 16 · ‖v‖ [0-9.]+ · \[/.test(c)), `a vector summary in ${cells}`);
     await shot("rows");
+  });
+
+  test("versions page: the REST API's versions and tags; create and delete a tag; restore", async () => {
+    const errorsBefore = errors.length;
+    // Three inserts, three new versions.
+    const start = (await rest("describe")).version;
+    const versions = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await rest("insert", [{ id: 2000 + i, label: `versioned ${i}`, vector: rows[i].vector }]);
+      versions.push(r.version);
+    }
+    assert.ok(versions[0] > start && versions[1] > versions[0] && versions[2] > versions[1], `versions ${start} -> ${versions}`);
+    const cur = versions[2];
+    assert.equal((await rest("describe")).version, cur);
+    const liveRows = ROWS + 3 + 3;
+    assert.equal(await rest("count_rows"), liveRows);
+
+    // The table list links to the page.
+    await page.goto(`${server.url}/console/#/tables`);
+    await page.click(`#tables tr[data-table="${TABLE}"] a[href="#/versions/${TABLE}"]`);
+    await page.locator("#versions tbody tr").first().waitFor();
+    assert.equal(await page.getAttribute("#nav a.active", "data-page"), "versions");
+
+    // The page lists exactly what version/list/ lists: number, timestamp, metadata.
+    const listed = (await rest("version/list")).versions;
+    assert.ok(listed.some((v) => v.version === cur), JSON.stringify(listed));
+    const shown = await page.$$eval("#versions tbody tr", (trs) =>
+      trs.map((tr) => ({
+        version: Number(tr.dataset.version),
+        timestamp: tr.querySelector("td.ts").textContent,
+        metadata: tr.children[3].textContent,
+      })),
+    );
+    const metaText = (m) => (Object.keys(m).length === 0 ? "none" : Object.entries(m).map(([k, v]) => `${k}: ${typeof v === "string" ? v : JSON.stringify(v)}`).join(""));
+    assert.deepEqual(
+      shown,
+      listed.map((v) => ({ version: v.version, timestamp: v.timestamp, metadata: metaText(v.metadata) })),
+    );
+    assert.match(shown[shown.length - 1].timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    assert.equal(await page.textContent("#current-version"), String(cur));
+    assert.equal(await page.textContent("#version-count"), String(listed.length));
+    assert.equal(await page.textContent("#no-tags"), "no tags");
+    assert.deepEqual(await rest("tags/list"), {});
+
+    // A tag on the version before the inserts, typed into the form.
+    await page.fill("#tag-name", "before-inserts");
+    await page.fill("#tag-version", String(start));
+    await page.click("#create-tag");
+    await page.waitForFunction(() => /created/.test(document.querySelector("#tag-result")?.textContent ?? ""));
+    assert.equal(await page.textContent("#tag-result"), `Tag “before-inserts” created on version ${start}.`);
+    let tags = await rest("tags/list");
+    assert.deepEqual(Object.keys(tags), ["before-inserts"]);
+    assert.equal(tags["before-inserts"].version, start);
+    await page.locator('#tags tr[data-tag="before-inserts"]').waitFor();
+    assert.equal(await page.textContent('#tags tr[data-tag="before-inserts"] td.tag-version'), String(start));
+
+    // A tag on the current version from its row's "tag…" button (Enter submits).
+    await page.click(`#versions tr[data-version="${cur}"] .tag-this`);
+    assert.equal(await page.inputValue("#tag-version"), String(cur));
+    await page.fill("#tag-name", "latest");
+    await page.press("#tag-name", "Enter");
+    await page.waitForFunction(() => /“latest” created/.test(document.querySelector("#tag-result")?.textContent ?? ""));
+    tags = await rest("tags/list");
+    assert.deepEqual(Object.keys(tags).sort(), ["before-inserts", "latest"]);
+    assert.equal(tags.latest.version, cur);
+    await page.waitForFunction((v) => document.querySelector(`#versions tr[data-version="${v}"]`)?.children[4].textContent === "latest", cur);
+    assert.equal(await page.textContent("#tag-count"), "2");
+
+    // The same tag again: the server's 400 message, in the page.
+    await page.fill("#tag-name", "latest");
+    await page.click("#create-tag");
+    await page.locator("#version-action .err").waitFor();
+    const dup = await restRaw("tags/create", { tag: "latest", version: cur });
+    assert.equal(dup.status, 400);
+    assert.match(dup.json.message, /already exists/);
+    assert.equal(await page.textContent("#version-action"), `400 ${dup.json.error}: ${dup.json.message}`);
+
+    // Restore, dismissed: nothing is sent (the action line still shows the 400 above).
+    let dialog = null;
+    await page.fill("#restore-version", String(start));
+    page.once("dialog", (d) => {
+      dialog = d.message();
+      d.dismiss();
+    });
+    await page.click("#restore-btn");
+    await page.waitForTimeout(300);
+    assert.match(dialog, /^Restore table/);
+    assert.equal(await page.textContent("#version-action"), `400 ${dup.json.error}: ${dup.json.message}`);
+    dialog = null;
+
+    // Restore of an older version, confirmed: Strata keeps only the current version (README
+    // "Limits"), so the server answers 400 and the page shows it; rows and version unchanged.
+    page.once("dialog", (d) => {
+      dialog = d.message();
+      d.accept();
+    });
+    await page.click("#restore-btn");
+    await page.locator("#version-action .err").waitFor();
+    assert.match(dialog, new RegExp(`^Restore table “${TABLE}” to version ${start}\\?`));
+    const older = await restRaw("restore", { version: start });
+    assert.equal(older.status, 400);
+    assert.match(older.json.message, /time travel is not supported yet/);
+    assert.equal(await page.textContent("#version-action"), `400 ${older.json.error}: ${older.json.message}`);
+    assert.equal(await rest("count_rows"), liveRows);
+    assert.equal((await rest("describe")).version, cur);
+    await shot("versions");
+
+    // Restore of the current version from its row: the page shows the version the server answers.
+    page.once("dialog", (d) => d.accept());
+    await page.click(`#versions tr[data-version="${cur}"] .restore-this`);
+    await page.locator("#restore-result").waitFor();
+    assert.deepEqual(await rest("restore", { version: cur }), { version: cur });
+    assert.equal(await page.textContent("#restore-result"), `Restore of version ${cur}: the table is at version ${cur}.`);
+    assert.equal(await rest("count_rows"), liveRows);
+
+    // Delete a tag (after a confirmation): tags/list/ no longer has it.
+    page.once("dialog", (d) => {
+      dialog = d.message();
+      d.accept();
+    });
+    await page.click('#tags tr[data-tag="before-inserts"] .delete-tag');
+    await page.waitForFunction(() => /deleted/.test(document.querySelector("#tag-result")?.textContent ?? ""));
+    assert.equal(dialog, `Delete the tag “before-inserts” (version ${start}) of table “${TABLE}”?`);
+    tags = await rest("tags/list");
+    assert.deepEqual(Object.keys(tags), ["latest"]);
+    assert.equal(tags.latest.version, cur);
+    assert.equal(await page.locator('#tags tr[data-tag="before-inserts"]').count(), 0);
+
+    // The only console errors: chromium's notes of the two 400 answers the page showed.
+    const mine = errors.splice(errorsBefore);
+    assert.equal(mine.length, 2, mine.join("\n"));
+    assert.match(mine[0], /status of 400.*\/tags\/create\//);
+    assert.match(mine[1], /status of 400.*\/restore\//);
+
+    // Back to the rows the later tests expect.
+    assert.equal((await rest("delete", { predicate: "id >= 2000 AND id < 2003" })).num_deleted_rows, 3);
+    assert.equal(await rest("count_rows"), ROWS + 3);
   });
 
   test("metrics page collects samples from /metrics; no console errors so far", async () => {

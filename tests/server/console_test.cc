@@ -6,9 +6,11 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "server/console_assets.h"
 #include "server/http_server.h"
@@ -26,8 +28,8 @@ const ConsoleAsset* Find(const std::string& name) {
 }
 
 TEST(ConsoleAssets, EveryPageModuleIsEmbeddedWithItsType) {
-  for (const char* name :
-       {"index.html", "app.js", "api.js", "arrow.js", "metrics.js", "style.css"}) {
+  for (const char* name : {"index.html", "app.js", "api.js", "arrow.js", "metrics.js", "query.js",
+                           "ui.js", "versions.js", "style.css"}) {
     const ConsoleAsset* a = Find(name);
     ASSERT_NE(a, nullptr) << name;
     EXPECT_GT(a->size, 100u) << name;
@@ -38,6 +40,32 @@ TEST(ConsoleAssets, EveryPageModuleIsEmbeddedWithItsType) {
   const ConsoleAsset* html = Find("index.html");
   const std::string text(reinterpret_cast<const char*>(html->data), html->size);
   EXPECT_NE(text.find("<script type=\"module\" src=\"app.js\">"), std::string::npos);
+}
+
+// Every `from "./x.js"` of an embedded module names an embedded file (a page module left out of
+// the embedding would fail to load in the browser, and with it the whole console).
+TEST(ConsoleAssets, EveryImportedModuleIsEmbedded) {
+  std::vector<std::string> imported;
+  for (const ConsoleAsset& a : ConsoleAssets()) {
+    const std::string text(reinterpret_cast<const char*>(a.data), a.size);
+    for (size_t pos = text.find("from \"./"); pos != std::string::npos;
+         pos = text.find("from \"./", pos + 1)) {
+      const size_t start = pos + 8;
+      const size_t end = text.find('"', start);
+      ASSERT_NE(end, std::string::npos) << a.name;
+      imported.push_back(text.substr(start, end - start));
+      EXPECT_NE(Find(imported.back()), nullptr) << a.name << " imports " << imported.back();
+    }
+  }
+  // The modules the pages import, the versions page among them.
+  for (const char* name :
+       {"api.js", "arrow.js", "metrics.js", "query.js", "ui.js", "versions.js"}) {
+    EXPECT_NE(std::find(imported.begin(), imported.end(), name), imported.end()) << name;
+  }
+  const ConsoleAsset* html = Find("index.html");
+  const std::string nav(reinterpret_cast<const char*>(html->data), html->size);
+  EXPECT_NE(nav.find("<a href=\"#/versions\" data-page=\"versions\">Versions</a>"),
+            std::string::npos);
 }
 
 TEST(ConsolePath, OnlyTheConsoleIsExempt) {
