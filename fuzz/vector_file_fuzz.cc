@@ -26,7 +26,8 @@ void Check(const std::string& path, VectorFileKind kind, int64_t size) {
   auto r = VectorFile::Open(path, kind);
   if (!r.ok()) {
     const auto code = r.status().code();
-    if (code != strata::StatusCode::kInvalidArgument && code != strata::StatusCode::kIOError) std::abort();
+    if (code != strata::StatusCode::kInvalidArgument && code != strata::StatusCode::kIOError)
+      std::abort();
     return;
   }
   VectorFile& f = *r;

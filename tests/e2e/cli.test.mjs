@@ -75,6 +75,22 @@ describe("strata CLI", () => {
     return p;
   }
 
+  /** onSpawn hook: sends `signal` once the state file records at least `rows` rows. */
+  function signalAtRows(statePath, rows, signal) {
+    return (child) => {
+      const timer = setInterval(() => {
+        try {
+          if (JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows >= rows) {
+            clearInterval(timer);
+            child.kill(signal);
+          }
+        } catch {
+          // not written yet
+        }
+      }, 5);
+      child.on("exit", () => clearInterval(timer));
+    };
+  }
   // A .npy file (NumPy format 1.0 or 2.0) of `rows` x `dim` values given by value(i, j), in
   // dtype descr ('<f4', '>f8', '|u1', '<i2', ...), written as numpy.save would.
   function writeNpy(name, rows, dim, descr, value, { version = 1, shape = `(${rows}, ${dim})`, fortran = "False", extraBytes = 0 } = {}) {
@@ -268,22 +284,7 @@ describe("strata CLI", () => {
     const statePath = path.join(dir, "killed.state.json");
     const base = ["import", ...common(), "--table", "kill_t", "--primary-key", "id", "--batch-rows", "500",
       "--state-file", statePath];
-    const r1 = await cli([...base, file], {
-      onSpawn: (child) => {
-        const timer = setInterval(() => {
-          try {
-            const st = JSON.parse(fs.readFileSync(statePath, "utf8"));
-            if (st.files[0].rows >= 5000) {
-              clearInterval(timer);
-              child.kill("SIGKILL");
-            }
-          } catch {
-            // not written yet
-          }
-        }, 5);
-        child.on("exit", () => clearInterval(timer));
-      },
-    });
+    const r1 = await cli([...base, file], { onSpawn: signalAtRows(statePath, 5000, "SIGKILL") });
     assert.equal(r1.signal, "SIGKILL", `the import finished before it was killed: ${show(r1)}`);
     const acked = JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows;
     const before = await count("kill_t");
@@ -299,21 +300,7 @@ describe("strata CLI", () => {
     const file = writeCsv("sigint.csv", N);
     const statePath = path.join(dir, "sigint.state.json");
     const base = ["import", ...common(), "--table", "sigint_t", "--batch-rows", "500", "--state-file", statePath];
-    const r1 = await cli([...base, "--json", file], {
-      onSpawn: (child) => {
-        const timer = setInterval(() => {
-          try {
-            if (JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows >= 2000) {
-              clearInterval(timer);
-              child.kill("SIGINT");
-            }
-          } catch {
-            // not written yet
-          }
-        }, 5);
-        child.on("exit", () => clearInterval(timer));
-      },
-    });
+    const r1 = await cli([...base, "--json", file], { onSpawn: signalAtRows(statePath, 2000, "SIGINT") });
     assert.equal(r1.code, 5, show(r1));
     assert.match(r1.stderr, /stopped \(interrupted\)/);
     const s1 = JSON.parse(r1.stdout);
@@ -423,21 +410,7 @@ describe("strata CLI", () => {
     const file = writeNpy("kill.npy", N, 32, "<f4", (i, j) => (i % 1000) + j / 64);
     const statePath = path.join(dir, "kill_v.state.json");
     const base = ["import", ...common(), "--table", "kill_v", "--id-start", "7", "--batch-rows", "2000", "--state-file", statePath];
-    const r1 = await cli([...base, file], {
-      onSpawn: (child) => {
-        const timer = setInterval(() => {
-          try {
-            if (JSON.parse(fs.readFileSync(statePath, "utf8")).files[0].rows >= 20000) {
-              clearInterval(timer);
-              child.kill("SIGKILL");
-            }
-          } catch {
-            // not written yet
-          }
-        }, 5);
-        child.on("exit", () => clearInterval(timer));
-      },
-    });
+    const r1 = await cli([...base, file], { onSpawn: signalAtRows(statePath, 20000, "SIGKILL") });
     assert.equal(r1.signal, "SIGKILL", `the import finished before it was killed: ${show(r1)}`);
     const st = JSON.parse(fs.readFileSync(statePath, "utf8"));
     assert.equal(st.id_start, 7);
