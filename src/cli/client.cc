@@ -93,10 +93,13 @@ Result<nlohmann::json> RestClient::GetJson(const std::string& path) {
 }
 
 Result<HttpAnswer> RestClient::Post(const std::string& path, const std::string& body,
-                                    const std::string& content_type) {
+                                    const std::string& content_type,
+                                    const std::string& request_id) {
+  httplib::Headers headers;
+  if (!request_id.empty()) headers.emplace("x-request-id", request_id);
   auto res = body.empty() && content_type.empty()
-                 ? http_->Post(path.c_str())
-                 : http_->Post(path.c_str(), body, content_type.c_str());
+                 ? http_->Post(path.c_str(), headers)
+                 : http_->Post(path.c_str(), headers, body, content_type.c_str());
   if (!res) {
     return Status::IOError("server: cannot reach " + options_.url + " (POST " + path +
                            "): " + httplib::to_string(res.error()));
@@ -106,8 +109,9 @@ Result<HttpAnswer> RestClient::Post(const std::string& path, const std::string& 
 
 Result<HttpAnswer> RestClient::PostTableRaw(const std::string& table, const std::string& op,
                                             const std::string& body,
-                                            const std::string& content_type) {
-  return Post("/v1/table/" + EncodePathSegment(table) + "/" + op, body, content_type);
+                                            const std::string& content_type,
+                                            const std::string& request_id) {
+  return Post("/v1/table/" + EncodePathSegment(table) + "/" + op, body, content_type, request_id);
 }
 
 Result<std::string> RestClient::PostTable(const std::string& table, const std::string& op,

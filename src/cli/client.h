@@ -60,14 +60,16 @@ class RestClient {
   /// POST /v1/table/{table}/{op} returning any HTTP status; only a connection failure is an
   /// error (for callers that handle 404 or retry 503 themselves).
   Result<HttpAnswer> PostTableRaw(const std::string& table, const std::string& op,
-                                  const std::string& body, const std::string& content_type);
+                                  const std::string& body, const std::string& content_type,
+                                  const std::string& request_id = "");
   /// POST with an Arrow IPC stream body; `query` is appended to the route (e.g. "?mode=create").
   Result<nlohmann::json> PostTableArrow(const std::string& table, const std::string& op,
                                         const std::string& query, const std::string& ipc_stream);
 
  private:
+  /// `request_id`, when not empty, is sent as x-request-id.
   Result<HttpAnswer> Post(const std::string& path, const std::string& body,
-                          const std::string& content_type);
+                          const std::string& content_type, const std::string& request_id = "");
 
   ClientOptions options_;
   std::unique_ptr<httplib::Client> http_;

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "arrow/json/schema_json.h"
 #include "cli/client_flags.h"
 #include "cli/exit_codes.h"
+#include "cli/import_input.h"
 #include "cli/import_state.h"
 #include "cli/infer_schema.h"
 #include "cli/progress.h"
@@ -34,115 +36,22 @@ namespace {
 
 std::atomic<bool> g_interrupted{false};
 
+// Exit code of the --crash-after-batches test hook (as a shell reports a SIGKILLed process).
+constexpr int kExitCrashHook = 137;
+
+// 128 random bits as 32 hex digits.
+std::string RandomHexId() {
+  std::random_device rd;
+  std::string out;
+  char buf[9];
+  for (int i = 0; i < 4; ++i) {
+    std::snprintf(buf, sizeof(buf), "%08x", static_cast<unsigned>(rd()));
+    out += buf;
+  }
+  return out;
+}
+
 extern "C" void OnSignal(int) { g_interrupted.store(true); }
-
-enum class Format { kCsv, kJsonl, kArrow, kNpy, kFvecs, kBvecs };
-
-bool IsVectorFormat(Format f) {
-  return f == Format::kNpy || f == Format::kFvecs || f == Format::kBvecs;
-}
-
-VectorFileKind KindOf(Format f) {
-  return f == Format::kNpy
-             ? VectorFileKind::kNpy
-             : (f == Format::kFvecs ? VectorFileKind::kFvecs : VectorFileKind::kBvecs);
-}
-
-const char* FormatName(Format f) {
-  switch (f) {
-    case Format::kCsv:
-      return "csv";
-    case Format::kJsonl:
-      return "jsonl";
-    case Format::kArrow:
-      return "arrow";
-    case Format::kNpy:
-      return "npy";
-    case Format::kFvecs:
-      return "fvecs";
-    case Format::kBvecs:
-      return "bvecs";
-  }
-  return "?";
-}
-
-struct InputFile {
-  std::string path;   // absolute
-  std::string shown;  // as given on the command line
-  Format format;
-  int64_t size = 0;
-  int64_t mtime_ns = 0;
-  // Vector files: rows, dimension and the id of the first row (ids run on across the files).
-  int64_t rows = 0;
-  int64_t dim = 0;
-  int64_t first_id = 0;
-};
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         });
-}
-
-Result<Format> DetectFormat(const std::string& path, const std::string& flag) {
-  if (flag == "csv") return Format::kCsv;
-  if (flag == "jsonl") return Format::kJsonl;
-  if (flag == "arrow") return Format::kArrow;
-  if (flag == "npy") return Format::kNpy;
-  if (flag == "fvecs") return Format::kFvecs;
-  if (flag == "bvecs") return Format::kBvecs;
-  if (EndsWith(path, ".csv")) return Format::kCsv;
-  if (EndsWith(path, ".npy")) return Format::kNpy;
-  if (EndsWith(path, ".fvecs")) return Format::kFvecs;
-  if (EndsWith(path, ".bvecs")) return Format::kBvecs;
-  if (EndsWith(path, ".jsonl") || EndsWith(path, ".ndjson") || EndsWith(path, ".json")) {
-    return Format::kJsonl;
-  }
-  if (EndsWith(path, ".arrow") || EndsWith(path, ".arrows") || EndsWith(path, ".ipc") ||
-      EndsWith(path, ".feather")) {
-    return Format::kArrow;
-  }
-  return Status::Invalid(path +
-                         ": unknown format (extension .csv, .jsonl/.ndjson/.json, "
-                         ".arrow/.arrows/.ipc/.feather, .npy, .fvecs or .bvecs), pass --format");
-}
-
-Result<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot open " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read " + path);
-  return ss.str();
-}
-
-// An Arrow IPC file ("ARROW1" magic) or stream, read whole.
-Result<arrow::ipc::ReadResult> ReadArrowInput(const std::string& path) {
-  STRATA_ASSIGN_OR_RETURN(std::string bytes, ReadWholeFile(path));
-  auto holder = std::make_shared<std::string>(std::move(bytes));
-  auto buf = arrow::Buffer::Wrap(holder->data(), static_cast<int64_t>(holder->size()), holder);
-  const bool is_file = holder->size() >= 6 && holder->compare(0, 6, "ARROW1") == 0;
-  auto r = is_file ? arrow::ipc::ReadFile(buf) : arrow::ipc::ReadStream(buf);
-  if (!r.ok()) return r.status().WithContext(path);
-  return r;
-}
-
-// "row 3, column 'x': ..." from rows_json.h -> "FILE:LINE: column 'x': ...".
-Status AtLine(const Status& st, const std::string& path, const std::vector<int64_t>& lines) {
-  const std::string& m = st.message();
-  if (m.rfind("row ", 0) == 0) {
-    size_t end = 4;
-    while (end < m.size() && std::isdigit(static_cast<unsigned char>(m[end]))) ++end;
-    const size_t r = std::stoul(m.substr(4, end - 4));
-    if (r < lines.size()) {
-      std::string rest = m.substr(end);
-      if (rest.rfind(", ", 0) == 0 || rest.rfind(": ", 0) == 0) rest = rest.substr(2);
-      return Status::Invalid(path + ":" + std::to_string(lines[r]) + ": " + rest);
-    }
-  }
-  return Status::Invalid(path + ": " + m);
-}
 
 class Importer {
  public:
@@ -160,7 +69,12 @@ class Importer {
   Status ImportVectors(const InputFile& f, FileProgress* fp);
   arrow::SchemaPtr VectorSchema(int64_t dim) const;
   Status CheckVectorTable() const;
-  Status Send(const arrow::Schema& schema, const arrow::RecordBatchPtr& batch);
+  // The x-request-id of the batch that starts after the rows `fp` records: the import id, the
+  // file's place in the state file and that row. A resumed import re-sends a batch in flight
+  // under the same id, so the server's dedupe answers it without inserting it twice.
+  std::string BatchRequestId(const FileProgress* fp) const;
+  Status Send(const arrow::Schema& schema, const arrow::RecordBatchPtr& batch,
+              const std::string& request_id);
   // After an acknowledged batch: records it, saves the state, updates the progress display.
   Status Acknowledged(FileProgress* fp, int64_t rows, int64_t file_bytes_done);
   bool ShouldStop() const;
@@ -173,6 +87,8 @@ class Importer {
   arrow::SchemaPtr schema_;
   bool created_ = false;
   std::unique_ptr<Progress> progress_;
+  int64_t batch_rows_ = 0;   // --batch-rows, or the state file's on --resume
+  int64_t batch_bytes_ = 0;  // --batch-bytes, or the state file's on --resume
   int64_t total_bytes_ = 0;
   int64_t bytes_before_file_ = 0;  // bytes of the files done before the current one
   int64_t file_bytes_ = 0;         // bytes of the current file done
@@ -181,6 +97,7 @@ class Importer {
   int64_t batches_ = 0;            // batches acknowledged in this run
   int64_t wire_bytes_ = 0;         // IPC bytes sent
   int64_t retries_ = 0;
+  bool in_doubt_ = false;  // an insert/ got no answer: it may have committed
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
@@ -247,6 +164,28 @@ Status Importer::Prepare() {
   state_.url = o_.client.url;
   state_.database = o_.client.database;
   state_.table = o_.table;
+  if (state_.import_id.empty()) state_.import_id = RandomHexId();
+  // A resumed import re-sends the batch that was in flight with the same rows (its x-request-id
+  // names its first row): the batch sizes are the first run's.
+  struct BatchFlag {
+    const char* name;
+    int64_t given;
+    bool explicitly;
+    int64_t* recorded;
+    int64_t* used;
+  };
+  for (BatchFlag f : {BatchFlag{"--batch-rows", o_.batch_rows, o_.batch_rows_given,
+                                &state_.batch_rows, &batch_rows_},
+                      BatchFlag{"--batch-bytes", o_.batch_bytes, o_.batch_bytes_given,
+                                &state_.batch_bytes, &batch_bytes_}}) {
+    if (*f.recorded > 0 && f.explicitly && f.given != *f.recorded) {
+      return Status::Invalid("usage: " + state_path_ + " records an import with " + f.name + " " +
+                             std::to_string(*f.recorded) + ", not " + std::to_string(f.given) +
+                             " (a resumed import sends its batches as the first run did)");
+    }
+    if (*f.recorded <= 0) *f.recorded = f.given;
+    *f.used = *f.recorded;
+  }
   if (vectors) {
     // A resumed import keeps the ids its first run gave: the state file records id_start.
     if (state_.id_start >= 0 && o_.id_start_given && o_.id_start != state_.id_start) {
@@ -358,15 +297,25 @@ Status Importer::EnsureTable() {
   return Status::OK();
 }
 
-Status Importer::Send(const arrow::Schema& schema, const arrow::RecordBatchPtr& batch) {
+std::string Importer::BatchRequestId(const FileProgress* fp) const {
+  return "strata-import-" + state_.import_id + "-" + std::to_string(fp - state_.files.data()) +
+         "-" + std::to_string(fp->rows);
+}
+
+Status Importer::Send(const arrow::Schema& schema, const arrow::RecordBatchPtr& batch,
+                      const std::string& request_id) {
   arrow::ipc::WriteOptions wo;
   wo.compression = arrow::ipc::Compression::kLz4Frame;
   STRATA_ASSIGN_OR_RETURN(std::string body, arrow::ipc::WriteStream(schema, {batch}, wo));
   // 503 (backpressure, writer_poisoned) and 429 commit nothing (PROTOCOL.md §0 rule 4): retry.
   for (int attempt = 0;; ++attempt) {
-    STRATA_ASSIGN_OR_RETURN(
-        HttpAnswer a,
-        client_.PostTableRaw(o_.table, "insert/", body, "application/vnd.apache.arrow.stream"));
+    Result<HttpAnswer> answer = client_.PostTableRaw(
+        o_.table, "insert/", body, "application/vnd.apache.arrow.stream", request_id);
+    if (!answer.ok()) {
+      in_doubt_ = true;
+      return answer.status();
+    }
+    const HttpAnswer& a = *answer;
     if (a.status >= 200 && a.status < 300) break;
     if ((a.status == 503 || a.status == 429) && attempt < 20 && !g_interrupted.load()) {
       ++retries_;
@@ -381,6 +330,9 @@ Status Importer::Send(const arrow::Schema& schema, const arrow::RecordBatchPtr& 
 }
 
 Status Importer::Acknowledged(FileProgress* fp, int64_t rows, int64_t file_bytes_done) {
+  if (o_.crash_after_batches > 0 && batches_ + 1 == o_.crash_after_batches) {
+    std::_Exit(kExitCrashHook);  // test hook: acknowledged, not yet recorded
+  }
   fp->rows += rows;
   fp->batches += 1;
   rows_sent_ += rows;
@@ -412,7 +364,7 @@ Status Importer::ImportText(const InputFile& f, FileProgress* fp) {
     rows.clear();
     lines.clear();
     const int64_t batch_start = is_csv ? csv.offset() : jsonl.offset();
-    while (static_cast<int64_t>(lines.size()) < o_.batch_rows) {
+    while (static_cast<int64_t>(lines.size()) < batch_rows_) {
       if (is_csv) {
         STRATA_ASSIGN_OR_RETURN(bool got, csv.Next(&crec));
         if (!got) break;
@@ -420,19 +372,19 @@ Status Importer::ImportText(const InputFile& f, FileProgress* fp) {
                                 CsvRecordToJson(csv.header(), crec, *schema_, f.shown));
         rows.push_back(std::move(row));
         lines.push_back(crec.line);
-        if (csv.offset() - batch_start >= o_.batch_bytes) break;
+        if (csv.offset() - batch_start >= batch_bytes_) break;
       } else {
         STRATA_ASSIGN_OR_RETURN(bool got, jsonl.Next(&jrec));
         if (!got) break;
         rows.push_back(std::move(jrec.row));
         lines.push_back(jrec.line);
-        if (jsonl.offset() - batch_start >= o_.batch_bytes) break;
+        if (jsonl.offset() - batch_start >= batch_bytes_) break;
       }
     }
     if (lines.empty()) return Status::OK();
     auto batch = arrow::json::RowsFromJson(rows, schema_);
     if (!batch.ok()) return AtLine(batch.status(), f.shown, lines);
-    STRATA_RETURN_IF_ERROR(Send(*schema_, *batch));
+    STRATA_RETURN_IF_ERROR(Send(*schema_, *batch, BatchRequestId(fp)));
     fp->offset = is_csv ? csv.offset() : jsonl.offset();
     fp->line = is_csv ? csv.next_line() : jsonl.next_line();
     STRATA_RETURN_IF_ERROR(Acknowledged(fp, static_cast<int64_t>(lines.size()), fp->offset));
@@ -462,8 +414,8 @@ Status Importer::ImportArrow(const InputFile& f, FileProgress* fp) {
     pos = skip;
     skip = 0;
     while (pos < b->num_rows()) {
-      const int64_t n = std::min(o_.batch_rows, b->num_rows() - pos);
-      STRATA_RETURN_IF_ERROR(Send(*r.schema, b->Slice(pos, n)));
+      const int64_t n = std::min(batch_rows_, b->num_rows() - pos);
+      STRATA_RETURN_IF_ERROR(Send(*r.schema, b->Slice(pos, n), BatchRequestId(fp)));
       pos += n;
       done += n;
       STRATA_RETURN_IF_ERROR(Acknowledged(fp, n, bytes_at(done)));
@@ -519,8 +471,7 @@ Status Importer::ImportVectors(const InputFile& f, FileProgress* fp) {
   }
   const arrow::SchemaPtr schema = VectorSchema(vf.dim());
   const int64_t row_bytes = vf.dim() * static_cast<int64_t>(sizeof(float));
-  const int64_t per_batch =
-      std::max<int64_t>(1, std::min(o_.batch_rows, o_.batch_bytes / row_bytes));
+  const int64_t per_batch = std::max<int64_t>(1, std::min(batch_rows_, batch_bytes_ / row_bytes));
   std::vector<float> values;
   for (int64_t done = fp->rows; done < vf.rows();) {
     const int64_t n = std::min(per_batch, vf.rows() - done);
@@ -533,7 +484,7 @@ Status Importer::ImportVectors(const InputFile& f, FileProgress* fp) {
       STRATA_RETURN_IF_ERROR(b.column(1)->AppendValid());
     }
     STRATA_ASSIGN_OR_RETURN(arrow::RecordBatchPtr batch, b.Finish());
-    STRATA_RETURN_IF_ERROR(Send(*schema, batch));
+    STRATA_RETURN_IF_ERROR(Send(*schema, batch, BatchRequestId(fp)));
     done += n;
     STRATA_RETURN_IF_ERROR(Acknowledged(fp, n, vf.OffsetAfter(done)));
     if (ShouldStop()) return Status::OK();
@@ -554,6 +505,11 @@ int Importer::Run() {
   progress_ = std::make_unique<Progress>(!o_.quiet && !o_.json, total_bytes_);
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
+
+  // Recorded before the first batch, so that a batch in flight when the import dies is re-sent
+  // by --resume under the same import id.
+  st = SaveImportState(state_path_, state_);
+  if (!st.ok()) return ReportError("import", st);
 
   nlohmann::json file_summaries = nlohmann::json::array();
   for (const InputFile& f : files_) {
@@ -594,8 +550,15 @@ int Importer::Run() {
   const double secs =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   bool complete = st.ok();
-  for (const auto& fp : state_.files) complete &= fp.complete;
-  if (complete) std::filesystem::remove(state_path_);
+  bool nothing_done = !in_doubt_;
+  for (const auto& fp : state_.files) {
+    complete &= fp.complete;
+    nothing_done &= fp.rows == 0 && !fp.complete;
+  }
+  // Kept while it records acknowledged rows or a batch that may have committed (its import id
+  // lets --resume re-send it under the same x-request-id).
+  const bool keep_state = !complete && !nothing_done;
+  if (!keep_state) std::filesystem::remove(state_path_);
   const bool stopped = st.ok() && !complete;
 
   if (o_.json) {
@@ -611,7 +574,7 @@ int Importer::Run() {
         {"seconds", secs},
         {"rows_per_second", secs > 0 ? rows_sent_ / secs : 0.0},
         {"complete", complete},
-        {"state_file", complete ? nlohmann::json(nullptr) : nlohmann::json(state_path_)},
+        {"state_file", keep_state ? nlohmann::json(state_path_) : nlohmann::json(nullptr)},
         {"files", file_summaries}};
     if (!st.ok()) out["error"] = st.message();
     std::printf("%s\n", out.dump().c_str());
@@ -629,7 +592,7 @@ int Importer::Run() {
   std::fflush(stdout);
   if (!st.ok()) {
     int code = ReportError("import", st);
-    if (!complete) {
+    if (keep_state) {
       std::fprintf(stderr,
                    "strata import: acknowledged batches are recorded in %s; fix the "
                    "cause and rerun with --resume\n",
@@ -651,54 +614,5 @@ int Importer::Run() {
 }  // namespace
 
 int RunImport(const ImportOptions& options) { return Importer(options).Run(); }
-
-void AddImportCommand(CLI::App& app, int* exit_code) {
-  auto opts = std::make_shared<ImportOptions>();
-  auto* sub = app.add_subcommand(
-      "import",
-      "Import CSV, JSON Lines, Arrow IPC or vector (.npy, .fvecs, .bvecs) files into a table of "
-      "a running server (creating it when missing)");
-  AddClientFlags(sub, &opts->client);
-  sub->add_option("--table", opts->table, "Table name")->required();
-  sub->add_option("files", opts->files, "Input files (.csv, .jsonl, .arrow, .npy, .fvecs, .bvecs)")
-      ->required();
-  sub->add_option("--format", opts->format, "Input format (auto: from the file extension)")
-      ->check(CLI::IsMember({"auto", "csv", "jsonl", "arrow", "npy", "fvecs", "bvecs"}))
-      ->capture_default_str();
-  sub->add_option("--id-column", opts->id_column,
-                  "Vector files: column of the generated int64 ids (the primary key of a table "
-                  "the import creates, unless --primary-key says otherwise)")
-      ->capture_default_str();
-  sub->add_option("--vector-column", opts->vector_column, "Vector files: column of the vectors")
-      ->capture_default_str();
-  sub->add_option("--id-start", opts->id_start,
-                  "Vector files: id of the first file's first row (ids run on across files)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62))
-      ->capture_default_str();
-  sub->add_option("--schema", opts->schema_file,
-                  "Schema of a new table: a LanceDB schema JSON file (default: inferred)");
-  sub->add_option("--primary-key", opts->primary_key,
-                  "Primary-key column(s), comma-separated, declared when the table is created");
-  sub->add_option("--batch-rows", opts->batch_rows, "Most rows per insert/ request")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
-      ->capture_default_str();
-  sub->add_option("--batch-bytes", opts->batch_bytes,
-                  "Most input bytes per insert/ request (text files)")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 34))
-      ->capture_default_str();
-  sub->add_flag("--resume", opts->resume,
-                "Skip the rows an earlier, interrupted import had acknowledged (state file)");
-  sub->add_option("--state-file", opts->state_file,
-                  "Resume state (default ./.strata-import-DB-TABLE.json)");
-  sub->add_option("--stop-after-batches", opts->stop_after_batches,
-                  "Testing: stop after N acknowledged batches (exit 5, resumable)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  sub->add_flag("--json", opts->json, "Print the summary as one JSON object");
-  sub->add_flag("-q,--quiet", opts->quiet, "No progress display and no summary");
-  sub->callback([opts, exit_code, sub] {
-    opts->id_start_given = sub->count("--id-start") > 0;
-    *exit_code = RunImport(*opts);
-  });
-}
 
 }  // namespace strata::cli

@@ -13,9 +13,14 @@
 //    batch committed. 503/429 answers (backpressure) are retried with a backoff.
 //  - After each acknowledged batch the state file (cli/import_state.h) records the rows done
 //    per file; `--resume` continues after them. SIGINT/SIGTERM stop after the batch in flight.
-//    Exactly once: a kill between the server's acknowledgement and the state write (a few
-//    microseconds) re-sends that one batch on --resume; a table with a primary key
-//    (--primary-key at creation) absorbs it as an upsert.
+//    Exactly once: each batch carries x-request-id "strata-import-{import id}-{file}-{first
+//    row}" (the import id is chosen by the first run and kept in the state file, with the
+//    batch sizes). A batch acknowledged but not yet recorded when the import died (a kill in
+//    the microseconds between the two) is re-sent by --resume under the same id, and the
+//    server answers it from its request-id dedupe (server/request_dedupe.h) without inserting
+//    it again, as long as that server has not restarted and --dedupe-ttl-s (600 s) has not
+//    passed. Beyond that a table with a primary key (--primary-key at creation) absorbs the
+//    re-sent batch as an upsert; a table without one would get it twice.
 // Thread-safety: RunImport is called once per process (it installs signal handlers).
 #pragma once
 
@@ -47,10 +52,17 @@ struct ImportOptions {
   std::string primary_key;
   int64_t batch_rows = 10000;
   int64_t batch_bytes = int64_t{32} << 20;
+  /// --batch-rows / --batch-bytes were given (a --resume with other values than the state
+  /// file's is refused; without them the state file's are used).
+  bool batch_rows_given = false;
+  bool batch_bytes_given = false;
   bool resume = false;
   std::string state_file;
   /// Test hook: stop (exit 5, state saved) after this many batches were acknowledged.
   int64_t stop_after_batches = 0;
+  /// Test hook: exit at once with code 137 (like a SIGKILL) when the server has acknowledged
+  /// this many batches, before the state file records the last one.
+  int64_t crash_after_batches = 0;
   bool json = false;
   bool quiet = false;
 };

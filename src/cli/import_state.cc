@@ -59,6 +59,9 @@ Result<std::optional<ImportState>> LoadImportState(const std::string& path) {
     st.database = j.value("database", "");
     st.table = j.value("table", "");
     st.id_start = j.value("id_start", int64_t{-1});
+    st.import_id = j.value("import_id", "");
+    st.batch_rows = j.value("batch_rows", int64_t{0});
+    st.batch_bytes = j.value("batch_bytes", int64_t{0});
     for (const auto& f : j["files"]) {
       FileProgress p;
       p.path = f.at("path").get<std::string>();
@@ -93,6 +96,9 @@ Status SaveImportState(const std::string& path, const ImportState& state) {
                       {"database", state.database},
                       {"table", state.table},
                       {"id_start", state.id_start},
+                      {"import_id", state.import_id},
+                      {"batch_rows", state.batch_rows},
+                      {"batch_bytes", state.batch_bytes},
                       {"files", files}};
   const std::string text = j.dump(1) + "\n";
   const std::string tmp = path + ".tmp";

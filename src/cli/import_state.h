@@ -4,8 +4,10 @@
 // one), read by `--resume`, removed when the import completes.
 // Default location: `.strata-import-{database}-{table}.json` in the current directory (names
 // with '/' or other unsafe characters are escaped), or `--state-file PATH`.
-// Format (JSON): {"url","database","table","id_start","files":[{"path","size","mtime_ns","rows",
-// "offset","line","batches","complete"}]}.
+// Format (JSON): {"url","database","table","id_start","import_id","batch_rows","batch_bytes",
+// "files":[{"path","size","mtime_ns","rows","offset","line","batches","complete"}]}.
+// `import_id` names the import in the x-request-id of its batches (cli/import.h), and the batch
+// sizes are kept so that a resumed import re-sends a batch in flight with the same rows.
 // Thread-safety: pure functions over values.
 #pragma once
 
@@ -35,6 +37,11 @@ struct ImportState {
   std::string table;
   /// Vector files: the id of the first file's first row (-1: not a vector import).
   int64_t id_start = -1;
+  /// 32 hex digits chosen by the first run ("" in state files of older versions).
+  std::string import_id;
+  /// --batch-rows and --batch-bytes of the first run (0: not recorded).
+  int64_t batch_rows = 0;
+  int64_t batch_bytes = 0;
   std::vector<FileProgress> files;
 
   /// The entry for `path`, or nullptr.

@@ -156,10 +156,12 @@ constexpr const char* kRequestIdHeader = "x-request-id";
 // Longest x-request-id remembered by the dedupe (the LanceDB client sends 36-byte UUIDs).
 constexpr size_t kMaxRequestIdBytes = 256;
 
-// JSON write routes the LanceDB client retries with the same x-request-id (PROTOCOL.md
-// §2.2); not insert/ or create/ (their retries use new ids). merge_insert/ is harmless.
+// Write routes the LanceDB client retries with the same x-request-id (PROTOCOL.md §2.2), and
+// insert/: the client's retries of it use new ids (so this changes nothing for it), while
+// `strata import` re-sends a batch in flight under its own id (cli/import.h). Not create/.
 bool IsDedupedAction(const std::string& action) {
-  static const char* const kActions[] = {"update",
+  static const char* const kActions[] = {"insert",
+                                         "update",
                                          "delete",
                                          "create_index",
                                          "add_columns",

@@ -4,7 +4,9 @@
 // both header versions), .fvecs and .bvecs with generated ids (values read back exactly, bad
 // headers and rows refused, a SIGKILLed 100k-row import resumed); a 100k-row CSV (time and
 // rate reported); an import stopped by the --stop-after-batches hook, one stopped by SIGINT and
-// one killed with SIGKILL, all finished with --resume to exactly the file's rows; a malformed CSV row rejected
+// one killed with SIGKILL, and one that died just after the server acknowledged a batch (into a
+// table without a primary key: the re-sent batch is answered by the server's x-request-id
+// dedupe), all finished with --resume to exactly the file's rows; a malformed CSV row rejected
 // with its file:line and nothing of its batch committed; status/describe/flush/compact/query
 // --json parsed; --version; an unknown subcommand; wrong key and unreachable server exit codes.
 import { after, before, describe, test } from "node:test";
@@ -293,6 +295,42 @@ describe("strata CLI", () => {
     assert.equal(r2.code, 0, show(r2));
     assert.equal(JSON.parse(r2.stdout).rows_skipped, acked);
     assert.equal(await count("kill_t"), N);
+  });
+
+  test("a batch acknowledged but not recorded when the import died is not imported twice (no primary key)", async () => {
+    const N = 5000;
+    const file = writeCsv("acked.csv", N);
+    const statePath = path.join(dir, "acked.state.json");
+    const base = ["import", ...common(), "--table", "acked_t", "--state-file", statePath];
+    // Dies with exit 137 once the server acknowledged batch 4, before the state file records it.
+    const r1 = await cli([...base, "--batch-rows", "500", "--crash-after-batches", "4", file]);
+    assert.equal(r1.code, 137, show(r1));
+    const state = JSON.parse(fs.readFileSync(statePath, "utf8"));
+    assert.equal(state.files[0].rows, 1500);
+    assert.match(state.import_id, /^[0-9a-f]{32}$/);
+    assert.equal(state.batch_rows, 500);
+    assert.equal(await count("acked_t"), 2000);
+    // Other batch sizes would re-send other rows under the batch's id: refused.
+    const other = await cli([...base, "--resume", "--batch-rows", "400", file]);
+    assert.equal(other.code, 1, show(other));
+    assert.match(other.stderr, /records an import with --batch-rows 500, not 400/);
+    const r2 = await cli([...base, "--resume", "--json", file]);
+    assert.equal(r2.code, 0, show(r2));
+    const s2 = JSON.parse(r2.stdout);
+    assert.equal(s2.rows_skipped, 1500);
+    assert.equal(s2.rows_imported, 3500);
+    assert.equal(await count("acked_t"), N);
+    assert.equal(await count("acked_t", "id >= 1500 AND id < 2000"), 500);
+    assert.equal(fs.existsSync(statePath), false);
+  });
+
+  test("an import whose first batch is refused leaves no state file", async () => {
+    const short = path.join(dir, "first_bad.csv");
+    fs.writeFileSync(short, "id,label\n1,a\n2\n");
+    const statePath = path.join(dir, "first_bad.state.json");
+    const r = await cli(["import", ...common(), "--table", "first_bad_t", "--state-file", statePath, short]);
+    assert.equal(r.code, 4, show(r));
+    assert.equal(fs.existsSync(statePath), false);
   });
 
   test("Ctrl-C (SIGINT) stops after the batch in flight with exit 5; --resume finishes", async () => {

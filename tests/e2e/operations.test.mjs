@@ -1,7 +1,7 @@
 // Operator side of `strata serve` (issue 6): API keys (401 without or with a wrong key, 200
 // with the right one, through raw HTTP and the LanceDB client's apiKey; /healthz open; an
 // unauthenticated 256 MiB upload answered before any body byte is sent), request-id dedupe (a
-// retried delete/ with the same x-request-id is applied once), structured request logs, and
+// retried delete/ or insert/ with the same x-request-id is applied once), structured request logs, and
 // SIGTERM during sustained concurrent inserts (exit code 0, every acknowledged row present
 // after a restart).
 import * as lancedb from '@lancedb/lancedb';
@@ -327,6 +327,29 @@ describe('request-id dedupe', () => {
         await post(server.url, '/v1/table/uu/update/', badBody, {'x-request-id': rid + '-bad'});
     assert.equal(e2.status, 400);
     assert.equal(e2.text, e1.text);
+  });
+
+  test('insert/ repeated with the same x-request-id inserts once; another body is refused', async () => {
+    await db.createTable('ii', rowsTable([0], 'seed'), {schema: SCHEMA});
+    const rid = 'ins-' + Math.random().toString(36).slice(2);
+    const rows = [{id: 1, tag: 'a'}, {id: 2, tag: 'b'}];
+    const first = await post(server.url, '/v1/table/ii/insert/', rows, {'x-request-id': rid});
+    assert.equal(first.status, 200, first.text);
+    const again = await post(server.url, '/v1/table/ii/insert/', rows, {'x-request-id': rid});
+    assert.equal(again.status, 200, again.text);
+    assert.equal(again.text, first.text);
+    assert.equal(again.headers.get('x-strata-replayed'), 'true');
+    assert.deepEqual(await idsOf(db, 'ii'), [0, 1, 2]);  // no primary key: a second copy would show
+    const clash = await post(
+        server.url, '/v1/table/ii/insert/', [{id: 3, tag: 'c'}], {'x-request-id': rid});
+    assert.equal(clash.status, 400);
+    assert.match(JSON.parse(clash.text).message, /x-request-id/);
+    assert.deepEqual(await idsOf(db, 'ii'), [0, 1, 2]);
+    // The LanceDB client's add() sends a new id per call: both calls insert.
+    const table = await db.openTable('ii');
+    await table.add(rowsTable([4], 'sdk'));
+    await table.add(rowsTable([4], 'sdk'));
+    assert.deepEqual(await idsOf(db, 'ii'), [0, 1, 2, 4, 4]);
   });
 
   test(
