@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   serve
       ->add_option("--dedupe-max-entries", opts.dedupe_max_entries,
-                   "Most write answers remembered by x-request-id (0 disables the dedupe)")
+                   "Most write answers remembered by x-request-id, for insert/ and for the other "
+                   "writes each (0 disables the dedupe)")
       ->check(CLI::Range(size_t{0}, size_t{10000000}))
       ->capture_default_str();
   serve

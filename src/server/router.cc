@@ -181,9 +181,18 @@ bool IsDedupedAction(const std::string& action) {
   return false;
 }
 
+// The request-id dedupes: insert/ answers are remembered apart from the other writes', so that
+// a heavy insert load (every SDK insert has a new id) does not evict the answer of an update/
+// the client is about to retry. Each has --dedupe-max-entries entries.
+struct Dedupes {
+  explicit Dedupes(const RequestDedupeOptions& options) : writes(options), inserts(options) {}
+  RequestDedupe writes;
+  RequestDedupe inserts;
+};
+
 // DispatchTablePost behind the request-id dedupe (request_dedupe.h): a repeated
 // (database, table, action, x-request-id) gets the first answer without running again.
-void DedupedDispatch(ServerContext& ctx, RequestDedupe& dedupe, const httplib::Request& http,
+void DedupedDispatch(ServerContext& ctx, Dedupes& dedupes, const httplib::Request& http,
                      httplib::Response& res, arrow::BufferPtr body) {
   t_bytes_in = body ? static_cast<uint64_t>(body->size()) : 0;
   const std::string request_id = http.get_header_value(kRequestIdHeader);
@@ -198,6 +207,7 @@ void DedupedDispatch(ServerContext& ctx, RequestDedupe& dedupe, const httplib::R
                                           std::to_string(kMaxRequestIdBytes) + " bytes"));
   }
   const std::string_view body_view = body ? body->view() : std::string_view();
+  RequestDedupe& dedupe = route->action == "insert" ? dedupes.inserts : dedupes.writes;
   RequestDedupe::Ticket ticket =
       dedupe.Begin(RequestDedupe::Key(*db, route->table, route->action, request_id), body_view);
   if (ticket.outcome == RequestDedupe::Outcome::kConflict) {
@@ -247,7 +257,7 @@ void RegisterRoutes(httplib::Server& svr, ServerContext& ctx) {
   RequestDedupeOptions dedupe_options;
   dedupe_options.max_entries = ctx.options.dedupe_max_entries;
   dedupe_options.ttl = std::chrono::seconds(ctx.options.dedupe_ttl_s);
-  auto dedupe = std::make_shared<RequestDedupe>(dedupe_options);
+  auto dedupe = std::make_shared<Dedupes>(dedupe_options);
 
   svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.status = 200;

@@ -98,7 +98,8 @@ struct ServerOptions {
   /// any key is set every route but GET /healthz, /readyz and /console/ needs a matching
   /// x-api-key (401 otherwise).
   std::vector<std::string> api_keys;
-  /// Most remembered write answers by x-request-id (--dedupe-max-entries; 0 disables).
+  /// Most remembered write answers by x-request-id, for insert/ and for the other writes each
+  /// (--dedupe-max-entries; 0 disables).
   size_t dedupe_max_entries = 10000;
   /// Seconds a remembered answer is kept (--dedupe-ttl-s).
   int dedupe_ttl_s = 600;
