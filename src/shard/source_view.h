@@ -55,9 +55,12 @@ struct SourceView {
 
   /// (batch index, row in batch) of `position`, or (-1, -1) when out of [0, num_rows).
   std::pair<int64_t, int64_t> Locate(int64_t position) const;
-  /// Whether row `position` is live (false out of range).
+  /// Whether row `position` is live (false out of range). O(1); reads no mark when the view
+  /// sees no dead row in the source (live_rows == num_rows).
   bool IsLive(int64_t position) const {
     if (position < 0 || position >= num_rows) return false;
+    // live_rows is exact for the view (DeadIn): a source without a dead row needs no mark.
+    if (live_rows == num_rows) return true;
     return liveness == nullptr || liveness->IsLive(position, *visibility);
   }
   /// LSB-first bitmap of the live rows of batch `k` (ceil(rows / 8) bytes), computed from the

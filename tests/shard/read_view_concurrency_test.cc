@@ -165,7 +165,15 @@ LiveSet CollectLive(const ShardSnapshot& s, Failures* fail, const std::string& w
       for (int64_t i = 0; i < b.num_rows(); ++i) {
         const int64_t pos = src.batch_starts[k] + i;
         ++out.rows_checked;
-        if (!src.IsLive(pos)) continue;
+        // From the marks, so that (b) checks live_rows against them (IsLive skips the marks
+        // when live_rows == num_rows), and IsLive must agree.
+        const bool marked_live =
+            src.liveness == nullptr || src.liveness->IsLive(pos, *src.visibility);
+        if (src.IsLive(pos) != marked_live) {
+          fail->Add(who + ": " + src.name + " row " + std::to_string(pos) + " IsLive " +
+                    (marked_live ? "false" : "true") + ", its mark says the opposite");
+        }
+        if (!marked_live) continue;
         ++live;
         const int64_t id = ids.Value<int64_t>(i);
         if (id < 0 || id >= kKeys) {
