@@ -67,6 +67,9 @@ RestClient::RestClient(ClientOptions options) : options_(std::move(options)) {
   http_->set_read_timeout(options_.read_timeout_s, 0);
   http_->set_write_timeout(options_.read_timeout_s, 0);
   http_->set_keep_alive(true);
+  // Headers and body go out in two writes: without TCP_NODELAY a small request waits for the
+  // server's delayed ACK (about 40 ms) before its body is sent.
+  http_->set_tcp_nodelay(true);
   httplib::Headers headers = {{"x-lancedb-database", options_.database},
                               {"user-agent", std::string("strata-cli/") + STRATA_VERSION}};
   if (!options_.api_key.empty()) headers.emplace("x-api-key", options_.api_key);

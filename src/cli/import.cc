@@ -145,13 +145,12 @@ Status Importer::Prepare() {
       o_.state_file.empty() ? DefaultStatePath(o_.client.database, o_.table) : o_.state_file;
   STRATA_ASSIGN_OR_RETURN(std::optional<ImportState> loaded, LoadImportState(state_path_));
   if (loaded) {
+    // The file is removed when an import completes (or never acknowledged a row), so one that
+    // exists belongs to an unfinished import, even when it lists no file yet: its first batch
+    // may have committed.
     if (!o_.resume) {
-      bool unfinished = false;
-      for (const auto& fp : loaded->files) unfinished |= !fp.complete;
-      if (unfinished) {
-        return Status::Invalid("usage: an interrupted import of this table left " + state_path_ +
-                               ": pass --resume to continue it, or delete it to start over");
-      }
+      return Status::Invalid("usage: an interrupted import of this table left " + state_path_ +
+                             ": pass --resume to continue it, or delete it to start over");
     } else {
       if (loaded->database != o_.client.database || loaded->table != o_.table) {
         return Status::Invalid("usage: " + state_path_ + " records an import into " +
@@ -160,6 +159,10 @@ Status Importer::Prepare() {
       }
       state_ = std::move(*loaded);
     }
+  } else if (o_.resume) {
+    std::fprintf(stderr,
+                 "strata import: no state file %s: nothing to resume, starting a new import\n",
+                 state_path_.c_str());
   }
   state_.url = o_.client.url;
   state_.database = o_.client.database;
@@ -198,6 +201,27 @@ Status Importer::Prepare() {
     for (InputFile& f : files_) {
       f.first_id = next_id;
       next_id += f.rows;
+      // Ids follow the files' order: a resume that lists them in another order would give a
+      // file's rows other ids (and overwrite rows of another file).
+      const FileProgress* fp = state_.Find(f.path);
+      if (fp != nullptr && fp->first_id >= 0 && fp->first_id != f.first_id) {
+        return Status::Invalid(
+            "usage: " + state_path_ + " records " + f.shown + " with ids from " +
+            std::to_string(fp->first_id) + "; this command line would give it ids from " +
+            std::to_string(f.first_id) + ": list the vector files as the first run did");
+      }
+    }
+  }
+  // Every file is recorded before the first batch is sent (with its first id for vector
+  // files).
+  for (const InputFile& f : files_) {
+    FileProgress* fp = state_.Find(f.path);
+    if (fp == nullptr) {
+      FileProgress n{f.path, f.size, f.mtime_ns};
+      n.first_id = vectors ? f.first_id : -1;
+      state_.files.push_back(std::move(n));
+    } else if (vectors && fp->first_id < 0) {
+      fp->first_id = f.first_id;
     }
   }
   return Status::OK();

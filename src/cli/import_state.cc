@@ -72,6 +72,7 @@ Result<std::optional<ImportState>> LoadImportState(const std::string& path) {
       p.line = f.value("line", int64_t{1});
       p.batches = f.value("batches", int64_t{0});
       p.complete = f.value("complete", false);
+      p.first_id = f.value("first_id", int64_t{-1});
       st.files.push_back(std::move(p));
     }
   } catch (const nlohmann::json::exception& e) {
@@ -90,7 +91,8 @@ Status SaveImportState(const std::string& path, const ImportState& state) {
                      {"offset", f.offset},
                      {"line", f.line},
                      {"batches", f.batches},
-                     {"complete", f.complete}});
+                     {"complete", f.complete},
+                     {"first_id", f.first_id}});
   }
   nlohmann::json j = {{"url", state.url},
                       {"database", state.database},

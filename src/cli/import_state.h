@@ -5,7 +5,7 @@
 // Default location: `.strata-import-{database}-{table}.json` in the current directory (names
 // with '/' or other unsafe characters are escaped), or `--state-file PATH`.
 // Format (JSON): {"url","database","table","id_start","import_id","batch_rows","batch_bytes",
-// "files":[{"path","size","mtime_ns","rows","offset","line","batches","complete"}]}.
+// "files":[{"path","size","mtime_ns","rows","offset","line","batches","complete","first_id"}]}.
 // `import_id` names the import in the x-request-id of its batches (cli/import.h), and the batch
 // sizes are kept so that a resumed import re-sends a batch in flight with the same rows.
 // Thread-safety: pure functions over values.
@@ -24,10 +24,11 @@ struct FileProgress {
   std::string path;  // absolute
   int64_t size = 0;
   int64_t mtime_ns = 0;
-  int64_t rows = 0;     // rows acknowledged
-  int64_t offset = 0;   // text files: byte offset just past the last acknowledged row
-  int64_t line = 1;     // text files: line the next row starts on
-  int64_t batches = 0;  // batches acknowledged
+  int64_t rows = 0;       // rows acknowledged
+  int64_t offset = 0;     // text files: byte offset just past the last acknowledged row
+  int64_t line = 1;       // text files: line the next row starts on
+  int64_t batches = 0;    // batches acknowledged
+  int64_t first_id = -1;  // vector files: the id of its first row (-1: not a vector file)
   bool complete = false;
 };
 

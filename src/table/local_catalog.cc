@@ -164,7 +164,7 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
     const std::vector<arrow::RecordBatchPtr>& batches, CreateMode mode,
     const std::optional<LsmWriteSpec>& lsm_spec) {
   STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
-  STRATA_RETURN_IF_ERROR(ValidateTableName(name));
+  STRATA_RETURN_IF_ERROR(ValidateNewTableName(name));
   if (schema == nullptr) return Status::Invalid("table schema is missing");
   std::lock_guard<std::mutex> lock(mu_);
   if (dropping_.count(std::make_pair(database, name)) != 0) {
@@ -230,7 +230,7 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
                                  const std::string& to) {
   STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
   STRATA_RETURN_IF_ERROR(ValidateTableName(from));
-  STRATA_RETURN_IF_ERROR(ValidateTableName(to, "new table name"));
+  STRATA_RETURN_IF_ERROR(ValidateNewTableName(to, "new table name"));
   std::lock_guard<std::mutex> lock(mu_);
   if (dropping_.count(std::make_pair(database, to)) != 0) {
     return Status::AlreadyExists("table '" + to + "' is still being dropped");

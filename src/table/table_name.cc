@@ -51,6 +51,16 @@ Status ValidateTableName(const std::string& name, const char* what) {
   return Status::OK();
 }
 
+Status ValidateNewTableName(const std::string& name, const char* what) {
+  STRATA_RETURN_IF_ERROR(ValidateTableName(name, what));
+  if (name == "." || name == "..") {
+    return Status::Invalid(std::string(what) + " '" + name +
+                           "' is not allowed: a URL path cannot address it (/v1/table/" + name +
+                           "/ resolves to a parent path)");
+  }
+  return Status::OK();
+}
+
 std::string EncodeNameForDir(const std::string& name) {
   std::string out;
   const bool all_dots = name == "." || name == "..";

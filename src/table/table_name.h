@@ -22,6 +22,11 @@ inline constexpr size_t kMaxTableNameBytes = 256;
 /// `what` names the thing in the error ("table name", "database name").
 Status ValidateTableName(const std::string& name, const char* what = "table name");
 
+/// ValidateTableName, and refuses the names "." and ".." for a table being created or renamed:
+/// a URL path cannot address them (clients and browsers resolve /v1/table/../ as "up one").
+/// Existing tables of those names stay reachable by clients that do not normalise paths.
+Status ValidateNewTableName(const std::string& name, const char* what = "table name");
+
 /// Directory name of `name` (see the file comment).
 std::string EncodeNameForDir(const std::string& name);
 

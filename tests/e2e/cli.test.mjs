@@ -324,6 +324,45 @@ describe("strata CLI", () => {
     assert.equal(fs.existsSync(statePath), false);
   });
 
+  test("an import killed in its first batch, or before its second file, is not started again without --resume", async () => {
+    const one = writeCsv("first_batch.csv", 100);
+    const two = writeCsv("second_file.csv", 10, { from: 1000 });
+    const statePath = path.join(dir, "first_batch.state.json");
+    const base = ["import", ...common(), "--table", "first_batch_t", "--state-file", statePath];
+    // Acknowledged, then dead before the state file recorded a row of any file.
+    const r1 = await cli([...base, "--crash-after-batches", "1", one, two]);
+    assert.equal(r1.code, 137, show(r1));
+    assert.equal(await count("first_batch_t"), 100);
+    const again = await cli([...base, one, two]);
+    assert.equal(again.code, 1, show(again));
+    assert.match(again.stderr, /pass --resume/);
+    assert.equal(await count("first_batch_t"), 100);
+    const r2 = await cli([...base, "--resume", "--json", one, two]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(await count("first_batch_t"), 110);
+    // --resume without a state file says it starts a new import.
+    const fresh = await cli(["import", ...common(), "--table", "fresh_resume_t", "--resume", two]);
+    assert.equal(fresh.code, 0, show(fresh));
+    assert.match(fresh.stderr, /nothing to resume, starting a new import/);
+  });
+
+  test("vector files resumed in another order than the first run are refused", async () => {
+    const a = writeNpy("order_a.npy", 100, 4, "<f4", (i, j) => i + j / 10);
+    const b = writeVecs("order_b.fvecs", 100, 4, (i, j) => -i - j / 10);
+    const statePath = path.join(dir, "order.state.json");
+    const base = ["import", ...common(), "--table", "order_t", "--batch-rows", "100", "--state-file", statePath];
+    const r1 = await cli([...base, "--stop-after-batches", "1", a, b]);
+    assert.equal(r1.code, 5, show(r1));
+    const swapped = await cli([...base, "--resume", b, a]);
+    assert.equal(swapped.code, 1, show(swapped));
+    assert.match(swapped.stderr, /list the vector files as the first run did/);
+    assert.equal(await count("order_t"), 100);
+    const r2 = await cli([...base, "--resume", a, b]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(await count("order_t"), 200);
+    assert.equal(await count("order_t", "id >= 100"), 100);
+  });
+
   test("an import whose first batch is refused leaves no state file", async () => {
     const short = path.join(dir, "first_bad.csv");
     fs.writeFileSync(short, "id,label\n1,a\n2\n");

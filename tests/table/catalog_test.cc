@@ -172,7 +172,7 @@ TEST(Catalog, VersionsGrowAndSurviveRestart) {
 TEST(Catalog, ListSortedOddNamesDropAndRestart) {
   TempDir dir;
   const std::vector<std::string> names = {"zeta",      "a/b", "my table", "tä",
-                                          "ns1$ns2$t", "..",  "Alpha",    std::string(256, 'n')};
+                                          "ns1$ns2$t", "...", "Alpha",    std::string(256, 'n')};
   {
     auto c = OpenCatalog(dir.path());
     int64_t id = 0;
@@ -248,6 +248,23 @@ TEST(Catalog, InsertValidationChangesNothing) {
   EXPECT_NE(r.status().message().find("vector dimension 3"), std::string::npos);
   EXPECT_EQ(t->version(), v);
   EXPECT_EQ(Ids(strata::testing::Live(t->Snapshot())), Range(0, 2));
+}
+
+// "." and "..": no URL can reach them (clients resolve /v1/table/../ to a parent path), so
+// neither create nor rename may produce them; nothing is created.
+TEST(Catalog, DotTableNamesAreRefusedAtCreateAndRename) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  LocalCatalog c(store, {}, {}, {});
+  Status created =
+      c.CreateTable("default", "..", TestSchema(), {MakeBatch(0, 3)}, CreateMode::kCreate).status();
+  ASSERT_TRUE(created.IsInvalid()) << created.ToString();
+  EXPECT_NE(created.message().find("'..' is not allowed"), std::string::npos);
+  ASSERT_TRUE(
+      c.CreateTable("default", "t", TestSchema(), {MakeBatch(0, 3)}, CreateMode::kCreate).ok());
+  Status renamed = c.RenameTable("default", "t", ".");
+  ASSERT_TRUE(renamed.IsInvalid()) << renamed.ToString();
+  EXPECT_EQ(*c.ListTables("default"), std::vector<std::string>{"t"});
 }
 
 }  // namespace

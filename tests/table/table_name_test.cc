@@ -50,5 +50,20 @@ TEST(TableName, Validation) {
   EXPECT_NE(ctl.message().find("0x0A"), std::string::npos) << ctl.message();
 }
 
+TEST(TableName, DotNamesAreRefusedForNewTablesOnly) {
+  // Reachable names of existing tables stay valid; a new table may not take them.
+  EXPECT_TRUE(ValidateTableName("..").ok());
+  Status dots = ValidateNewTableName("..");
+  ASSERT_TRUE(dots.IsInvalid());
+  EXPECT_NE(dots.message().find("table name '..' is not allowed"), std::string::npos)
+      << dots.message();
+  EXPECT_TRUE(ValidateNewTableName(".").IsInvalid());
+  EXPECT_TRUE(ValidateNewTableName("...").ok());
+  EXPECT_TRUE(ValidateNewTableName(".a").ok());
+  EXPECT_TRUE(ValidateNewTableName("").IsInvalid());
+  Status renamed = ValidateNewTableName(".", "new table name");
+  EXPECT_NE(renamed.message().find("new table name '.'"), std::string::npos) << renamed.message();
+}
+
 }  // namespace
 }  // namespace strata::table
