@@ -400,6 +400,7 @@ Status Importer::ImportText(const InputFile& f, FileProgress* fp) {
       } else {
         STRATA_ASSIGN_OR_RETURN(bool got, jsonl.Next(&jrec));
         if (!got) break;
+        JsonRowToStrings(&jrec.row, *schema_);
         rows.push_back(std::move(jrec.row));
         lines.push_back(jrec.line);
         if (jsonl.offset() - batch_start >= batch_bytes_) break;
@@ -520,7 +521,17 @@ int Importer::Run() {
   Status st = Prepare();
   if (st.ok()) st = EnsureTable();
   if (!st.ok()) {
-    if (st.message().rfind("usage: ", 0) == 0) {
+    const bool usage = st.message().rfind("usage: ", 0) == 0;
+    if (o_.json) {  // the summary's shape, so a script reads `error` whatever failed
+      nlohmann::json out = {{"database", o_.client.database},
+                            {"table", o_.table},
+                            {"rows_imported", 0},
+                            {"complete", false},
+                            {"error", usage ? st.message().substr(7) : st.message()}};
+      std::printf("%s\n", out.dump().c_str());
+      std::fflush(stdout);
+    }
+    if (usage) {
       std::fprintf(stderr, "strata import: %s\n", st.message().c_str() + 7);
       return kExitUsage;
     }

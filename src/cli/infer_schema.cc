@@ -241,4 +241,15 @@ Result<nlohmann::json> CsvRecordToJson(const std::vector<std::string>& header,
   return row;
 }
 
+void JsonRowToStrings(nlohmann::json* row, const arrow::Schema& schema) {
+  if (!row->is_object()) return;
+  for (int i = 0; i < schema.num_fields(); ++i) {
+    const auto& f = schema.field(i);
+    const arrow::TypeId id = f->type->id();
+    if (id != arrow::TypeId::kUtf8 && id != arrow::TypeId::kLargeUtf8) continue;
+    auto it = row->find(f->name);
+    if (it != row->end() && (it->is_number() || it->is_boolean())) *it = it->dump();
+  }
+}
+
 }  // namespace strata::cli

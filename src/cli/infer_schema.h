@@ -42,4 +42,9 @@ Result<nlohmann::json> CsvRecordToJson(const std::vector<std::string>& header,
                                        const CsvRecord& record, const arrow::Schema& schema,
                                        const std::string& path);
 
+/// A JSON Lines row made to fit `schema` where inference allows mixed values: a number or a
+/// boolean in a utf8 column becomes its JSON text (inference gives utf8 to a column whose
+/// values mix strings, numbers and booleans). In place; other values are left to rows_json.h.
+void JsonRowToStrings(nlohmann::json* row, const arrow::Schema& schema);
+
 }  // namespace strata::cli

@@ -70,18 +70,20 @@ int RunQuery(const QueryOptions& o) {
   const auto& schema = *read->schema;
   const std::string format = o.json ? "json" : o.format;
   if (format == "json") {
-    nlohmann::json rows = nlohmann::json::array();
+    // ordered_json: a row's keys in the result's column order (json sorts them).
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& b : read->batches) {
       for (int64_t r = 0; r < b->num_rows(); ++r) {
-        nlohmann::json row = nlohmann::json::object();
+        nlohmann::ordered_json row = nlohmann::ordered_json::object();
         for (int c = 0; c < b->num_columns(); ++c) {
-          row[schema.field(c)->name] = ValueJson(*b->column_data(c), r);
+          row[schema.field(c)->name] = nlohmann::ordered_json(ValueJson(*b->column_data(c), r));
         }
         rows.push_back(std::move(row));
       }
     }
-    std::printf("%s\n",
-                rows.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    std::printf(
+        "%s\n",
+        rows.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return kExitOk;
   }
   std::vector<std::string> header;

@@ -219,6 +219,24 @@ describe("strata CLI", () => {
     ]);
   });
 
+  test("JSON Lines with mixed values in a column: inferred utf8, numbers and booleans kept as their text", async () => {
+    const p = path.join(dir, "mixed.jsonl");
+    fs.writeFileSync(p, '{"id": 1, "zip": "02134", "flag": true}\n{"id": 2, "zip": 90210, "flag": "yes"}\n');
+    const r = await cli(["import", ...common(), "--table", "mixed_t", p]);
+    assert.equal(r.code, 0, show(r));
+    const t = await fieldTypes("mixed_t");
+    assert.deepEqual([t.id.type, t.zip.type, t.flag.type], ["int64", "string", "string"]);
+    assert.equal(await count("mixed_t", "zip = '90210' AND flag = 'yes'"), 1);
+    assert.equal(await count("mixed_t", "zip = '02134' AND flag = 'true'"), 1);
+    // query --json keeps the requested column order; --json reports an early error as JSON.
+    const q = await cli(["query", ...common(), "--table", "mixed_t", "--columns", "zip,id", "--filter", "id = 2", "--json"]);
+    assert.equal(q.code, 0, show(q));
+    assert.equal(q.stdout.trim(), '[{"zip":"90210","id":2}]');
+    const missing = await cli(["import", ...common(), "--table", "mixed_t", "--json", path.join(dir, "nope.csv")]);
+    assert.equal(missing.code, 4, show(missing));
+    assert.match(JSON.parse(missing.stdout).error, /nope\.csv/);
+  });
+
   test("Arrow IPC file and stream: schema from the file, exact count", async () => {
     const make = (from, n) =>
       arrow.tableFromArrays({
