@@ -429,6 +429,9 @@ Status Importer::ImportArrow(const InputFile& f, FileProgress* fp) {
     return Status::Invalid(f.shown + ": the state file records " + std::to_string(skip) +
                            " rows done, the file has " + std::to_string(total_rows));
   }
+  // --batch-bytes counts input bytes here too: the file's bytes per row, on average.
+  const int64_t row_bytes = total_rows == 0 ? 1 : std::max<int64_t>(1, f.size / total_rows);
+  const int64_t per_batch = std::max<int64_t>(1, std::min(batch_rows_, batch_bytes_ / row_bytes));
   int64_t done = skip;
   for (const auto& b : r.batches) {
     int64_t pos = 0;
@@ -439,7 +442,7 @@ Status Importer::ImportArrow(const InputFile& f, FileProgress* fp) {
     pos = skip;
     skip = 0;
     while (pos < b->num_rows()) {
-      const int64_t n = std::min(batch_rows_, b->num_rows() - pos);
+      const int64_t n = std::min(per_batch, b->num_rows() - pos);
       STRATA_RETURN_IF_ERROR(Send(*r.schema, b->Slice(pos, n), BatchRequestId(fp)));
       pos += n;
       done += n;

@@ -7,7 +7,8 @@
 //    id unless --primary-key), else is inferred from the first rows of the first file
 //    (cli/infer_schema.h).
 //    An existing table is appended to under its describe/ schema.
-//  - Rows are sent in batches (--batch-rows, --batch-bytes, whichever fills first) as
+//  - Rows are sent in batches (--batch-rows, --batch-bytes of input, whichever fills first;
+//    Arrow and vector files count their average bytes per row) as
 //    LZ4-compressed Arrow IPC streams on insert/; a batch is built completely before it is
 //    sent, so a malformed row (reported as FILE:LINE) fails the import with nothing of its
 //    batch committed. 503/429 answers (backpressure) are retried with a backoff.

@@ -35,8 +35,9 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
   sub->add_option("--batch-rows", opts->batch_rows, "Most rows per insert/ request")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30))
       ->capture_default_str();
-  sub->add_option("--batch-bytes", opts->batch_bytes,
-                  "Most input bytes per insert/ request (text files)")
+  sub->add_option(
+         "--batch-bytes", opts->batch_bytes,
+         "Most input bytes per insert/ request (Arrow and vector files: by their bytes per row)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 34))
       ->capture_default_str();
   sub->add_flag("--resume", opts->resume,

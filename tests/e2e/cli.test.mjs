@@ -261,6 +261,14 @@ describe("strata CLI", () => {
     assert.equal(await count("arrow_t", "id >= 700"), 450);
     const t = await fieldTypes("arrow_t");
     assert.deepEqual([t.id.type, t.label.type, t.x.type], ["int64", "string", "float"]);
+    // --batch-bytes cuts Arrow files too, by the file's bytes per row: a quarter of the file
+    // per batch gives at least 4 batches (and at most 5: the rows per batch round down).
+    const quarter = Math.floor(fs.statSync(fileP).size / 4);
+    const b = await cli(["import", ...common(), "--table", "arrow_bytes_t", "--batch-bytes", String(quarter), "--json", fileP]);
+    assert.equal(b.code, 0, show(b));
+    const sb = JSON.parse(b.stdout);
+    assert.ok(sb.batches >= 4 && sb.batches <= 5, `batches: ${sb.batches}`);
+    assert.equal(await count("arrow_bytes_t"), 700);
   });
 
   test("100k-row CSV with progress", async (ctx) => {
