@@ -375,13 +375,31 @@ Status Importer::ImportText(const InputFile& f, FileProgress* fp) {
   CsvReader csv;
   JsonlReader jsonl;
   const bool is_csv = f.format == Format::kCsv;
-  if (is_csv) {
-    STRATA_RETURN_IF_ERROR(csv.Open(f.shown, fp->offset, fp->line));
-  } else {
-    STRATA_RETURN_IF_ERROR(jsonl.Open(f.shown, fp->offset, fp->line));
-  }
   CsvRecord crec;
   JsonlRecord jrec;
+  if (!f.changed) {
+    if (is_csv) {
+      STRATA_RETURN_IF_ERROR(csv.Open(f.shown, fp->offset, fp->line));
+    } else {
+      STRATA_RETURN_IF_ERROR(jsonl.Open(f.shown, fp->offset, fp->line));
+    }
+  } else {
+    // Changed since the state was written (e.g. a malformed row fixed): the recorded byte
+    // offset may now fall inside a record, so skip the acknowledged records from the start.
+    if (is_csv) {
+      STRATA_RETURN_IF_ERROR(csv.Open(f.shown));
+    } else {
+      STRATA_RETURN_IF_ERROR(jsonl.Open(f.shown));
+    }
+    for (int64_t r = 0; r < fp->rows; ++r) {
+      STRATA_ASSIGN_OR_RETURN(bool got, is_csv ? csv.Next(&crec) : jsonl.Next(&jrec));
+      if (!got) {
+        return Status::Invalid(f.shown + " now holds " + std::to_string(r) +
+                               " rows; the state file records " + std::to_string(fp->rows) +
+                               " of them imported");
+      }
+    }
+  }
   nlohmann::json rows = nlohmann::json::array();
   std::vector<int64_t> lines;
   for (;;) {
@@ -550,7 +568,7 @@ int Importer::Run() {
   if (!st.ok()) return ReportError("import", st);
 
   nlohmann::json file_summaries = nlohmann::json::array();
-  for (const InputFile& f : files_) {
+  for (InputFile& f : files_) {
     FileProgress* fp = state_.Find(f.path);
     if (fp == nullptr) {
       state_.files.push_back(FileProgress{f.path, f.size, f.mtime_ns});
@@ -558,11 +576,11 @@ int Importer::Run() {
     } else if (fp->size != f.size || fp->mtime_ns != f.mtime_ns) {
       std::fprintf(stderr,
                    "strata import: warning: %s changed since the state file was written; "
-                   "resuming after its first %lld rows (line %lld)\n",
-                   f.shown.c_str(), static_cast<long long>(fp->rows),
-                   static_cast<long long>(fp->line));
+                   "resuming after its first %lld rows\n",
+                   f.shown.c_str(), static_cast<long long>(fp->rows));
       fp->size = f.size;
       fp->mtime_ns = f.mtime_ns;
+      f.changed = true;
     }
     const int64_t before = fp->rows;
     rows_skipped_ += before;

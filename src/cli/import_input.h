@@ -35,6 +35,9 @@ struct InputFile {
   int64_t rows = 0;
   int64_t dim = 0;
   int64_t first_id = 0;
+  // Size or mtime differ from the state file's (a resumed text file is then re-read from its
+  // start, skipping the acknowledged records).
+  bool changed = false;
 };
 
 /// The format of `path`: `flag` when it names one (not "auto"), else from the extension.

@@ -389,6 +389,29 @@ describe("strata CLI", () => {
     assert.equal(await count("order_t", "id >= 100"), 100);
   });
 
+  test("a text file fixed and shortened before --resume continues after its acknowledged records", async () => {
+    const p = path.join(dir, "fixme.csv");
+    fs.writeFileSync(p, "id,label,w\n1,a,1.0\n2,b,2.0\n3,c,3.0\n4,d\n5,e,5.0\n");
+    const statePath = path.join(dir, "fixme.state.json");
+    const base = ["import", ...common(), "--table", "fixme_t", "--batch-rows", "2", "--state-file", statePath];
+    // The table exists first (inference would refuse the file before anything is sent).
+    const seed = path.join(dir, "fixme_seed.csv");
+    fs.writeFileSync(seed, "id,label,w\n0,z,0.5\n");
+    assert.equal((await cli(["import", ...common(), "--table", "fixme_t", seed])).code, 0);
+    const r1 = await cli([...base, p]);
+    assert.equal(r1.code, 4, show(r1));
+    assert.match(r1.stderr, /fixme\.csv:5: 2 fields, the header has 3/);
+    assert.equal(await count("fixme_t"), 3);
+    // Row 4 fixed, and row 1 shortened: the recorded byte offset now falls mid-record.
+    fs.writeFileSync(p, "id,label,w\n1,a,1\n2,b,2.0\n3,c,3.0\n4,d,4.0\n5,e,5.0\n");
+    const r2 = await cli([...base, "--resume", p]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.match(r2.stderr, /changed since the state file was written; resuming after its first 2 rows/);
+    assert.equal(await count("fixme_t"), 6);
+    assert.equal(await count("fixme_t", "id >= 3"), 3);
+    assert.equal(await count("fixme_t", "id = 2"), 1);
+  });
+
   test("an import whose first batch is refused leaves no state file", async () => {
     const short = path.join(dir, "first_bad.csv");
     fs.writeFileSync(short, "id,label\n1,a\n2\n");
