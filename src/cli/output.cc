@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "arrow/json/rows_json.h"
+#include "query/filter/temporal.h"
 
 namespace strata::cli {
 
@@ -51,6 +52,22 @@ void ShortenFloats(nlohmann::json& v) {
 
 nlohmann::json ValueJson(const arrow::ArrayData& data, int64_t i) {
   nlohmann::json v = arrow::json::ValueToJson(data, i);
+  // Dates and timestamps as text that `strata import` (and JSON insert/) read back; REST JSON
+  // answers keep the numbers.
+  if (v.is_number_integer()) {
+    switch (data.type->id()) {
+      case arrow::TypeId::kDate32:
+        return query::filter::internal::FormatDate(v.get<int64_t>());
+      case arrow::TypeId::kDate64:
+        return query::filter::internal::FormatDate(
+            v.get<int64_t>() >= 0 ? v.get<int64_t>() / 86400000
+                                  : -((-v.get<int64_t>() + 86399999) / 86400000));
+      case arrow::TypeId::kTimestamp:
+        return query::filter::internal::FormatTimestamp(v.get<int64_t>(), data.type->unit());
+      default:
+        break;
+    }
+  }
   if (HoldsFloat32(*data.type)) ShortenFloats(v);
   return v;
 }

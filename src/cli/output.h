@@ -24,7 +24,8 @@ std::string CsvField(const std::string& s);
 
 /// Value `i` of `data` as JSON (arrow/json/rows_json.h ValueToJson), with float32 values (also
 /// inside lists and vectors) as their shortest decimal form: 0.1f is 0.1, not
-/// 0.10000000149011612.
+/// 0.10000000149011612; dates as 'YYYY-MM-DD' and timestamps as 'YYYY-MM-DD hh:mm:ss[.f]'
+/// (UTC), the forms import reads back.
 nlohmann::json ValueJson(const arrow::ArrayData& data, int64_t i);
 
 /// Value `i` of `data` for a table cell: null as "", floats with up to 6 significant digits,

@@ -271,6 +271,29 @@ describe("strata CLI", () => {
     assert.equal(await count("arrow_bytes_t"), 700);
   });
 
+  test("query prints dates and timestamps as text that import reads back", async () => {
+    const schemaFile = path.join(dir, "dates_schema.json");
+    const f = (name, type) => ({ name, nullable: true, type: { type } });
+    fs.writeFileSync(schemaFile, JSON.stringify({ fields: [f("id", "int64"), f("d", "date32:day"), f("t", "timestamp:us:UTC")] }));
+    const fileP = path.join(dir, "dates.jsonl");
+    fs.writeFileSync(fileP, '{"id": 1, "d": "2024-01-31", "t": "2024-01-31T12:00:00.000005Z"}\n' +
+      '{"id": 2, "d": "1969-12-31", "t": "1970-01-01T00:00:00Z"}\n');
+    const r = await cli(["import", ...common(), "--table", "dates_t", "--schema", schemaFile, fileP]);
+    assert.equal(r.code, 0, show(r));
+    const q = await cli(["query", ...common(), "--table", "dates_t", "--filter", "id = 1", "--json"]);
+    assert.equal(q.code, 0, show(q));
+    assert.deepEqual(JSON.parse(q.stdout), [{ id: 1, d: "2024-01-31", t: "2024-01-31 12:00:00.000005" }]);
+    const csv = await cli(["query", ...common(), "--table", "dates_t", "--filter", "id = 2", "--format", "csv"]);
+    assert.equal(csv.code, 0, show(csv));
+    assert.equal(csv.stdout.trim(), "id,d,t\n2,1969-12-31,1970-01-01 00:00:00");
+    // The CSV output imports back into the same table.
+    const back = path.join(dir, "dates_back.csv");
+    fs.writeFileSync(back, csv.stdout.replace("2,", "3,"));
+    const r2 = await cli(["import", ...common(), "--table", "dates_t", back]);
+    assert.equal(r2.code, 0, show(r2));
+    assert.equal(await count("dates_t", "d = date '1969-12-31'"), 2);
+  });
+
   test("100k-row CSV with progress", async (ctx) => {
     const file = writeCsv("big.csv", 100000);
     const r = await cli(["import", ...common(), "--table", "big_t", file]);
