@@ -1,5 +1,7 @@
 #include "cli/import.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,6 +80,8 @@ class Importer {
   // After an acknowledged batch: records it, saves the state, updates the progress display.
   Status Acknowledged(FileProgress* fp, int64_t rows, int64_t file_bytes_done);
   bool ShouldStop() const;
+  // Removes "{state file}.lock" when no state file is left (an unfinished import keeps both).
+  void RemoveLockWithoutState() const;
 
   const ImportOptions& o_;
   RestClient client_;
@@ -97,7 +101,9 @@ class Importer {
   int64_t batches_ = 0;            // batches acknowledged in this run
   int64_t wire_bytes_ = 0;         // IPC bytes sent
   int64_t retries_ = 0;
-  bool in_doubt_ = false;  // an insert/ got no answer: it may have committed
+  bool in_doubt_ = false;
+  int lock_fd_ = -1;  // flock'ed "{state file}.lock" (held until exit)  // an insert/ got no
+                      // answer: it may have committed
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
@@ -143,6 +149,17 @@ Status Importer::Prepare() {
   }
   state_path_ =
       o_.state_file.empty() ? DefaultStatePath(o_.client.database, o_.table) : o_.state_file;
+  // One import per state file at a time: a second one would send the same rows again.
+  const std::string lock_path = state_path_ + ".lock";
+  lock_fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0) {
+    return Status::IOError("cannot open " + lock_path + ": " + std::strerror(errno));
+  }
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Status::Invalid("usage: another import with the state file " + state_path_ +
+                           " is running (" + lock_path +
+                           " is locked); wait for it or pass another --state-file");
+  }
   STRATA_ASSIGN_OR_RETURN(std::optional<ImportState> loaded, LoadImportState(state_path_));
   if (loaded) {
     // The file is removed when an import completes (or never acknowledged a row), so one that
@@ -538,10 +555,19 @@ Status Importer::ImportVectors(const InputFile& f, FileProgress* fp) {
   return Status::OK();
 }
 
+void Importer::RemoveLockWithoutState() const {
+  if (lock_fd_ < 0) return;
+  std::error_code ec;
+  if (!std::filesystem::exists(state_path_, ec)) {
+    std::filesystem::remove(state_path_ + ".lock", ec);  // still held by us until exit
+  }
+}
+
 int Importer::Run() {
   Status st = Prepare();
   if (st.ok()) st = EnsureTable();
   if (!st.ok()) {
+    RemoveLockWithoutState();
     const bool usage = st.message().rfind("usage: ", 0) == 0;
     if (o_.json) {  // the summary's shape, so a script reads `error` whatever failed
       nlohmann::json out = {{"database", o_.client.database},
@@ -615,6 +641,7 @@ int Importer::Run() {
   // lets --resume re-send it under the same x-request-id).
   const bool keep_state = !complete && !nothing_done;
   if (!keep_state) std::filesystem::remove(state_path_);
+  RemoveLockWithoutState();
   const bool stopped = st.ok() && !complete;
 
   if (o_.json) {

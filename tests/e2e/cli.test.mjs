@@ -435,6 +435,31 @@ describe("strata CLI", () => {
     assert.equal(await count("fixme_t", "id = 2"), 1);
   });
 
+  test("a second import with the same state file is refused while the first runs", async () => {
+    const file = writeCsv("conc.csv", 20000);
+    const statePath = path.join(dir, "conc.state.json");
+    const base = ["import", ...common(), "--table", "conc_t", "--batch-rows", "200", "--state-file", statePath];
+    let second = null;
+    const first = await cli([...base, file], {
+      onSpawn: (child) => {
+        const timer = setInterval(() => {
+          if (second || !fs.existsSync(statePath)) return;
+          clearInterval(timer);
+          second = cli([...base, file]);
+        }, 2);
+        child.on("exit", () => clearInterval(timer));
+      },
+    });
+    assert.equal(first.code, 0, show(first));
+    assert.ok(second, "the first import ended before the second started");
+    const r2 = await second;
+    assert.equal(r2.code, 1, show(r2));
+    assert.match(r2.stderr, /another import with the state file .* is running/);
+    assert.equal(await count("conc_t"), 20000);
+    assert.equal(fs.existsSync(statePath), false);
+    assert.equal(fs.existsSync(statePath + ".lock"), false);
+  });
+
   test("an import whose first batch is refused leaves no state file", async () => {
     const short = path.join(dir, "first_bad.csv");
     fs.writeFileSync(short, "id,label\n1,a\n2\n");
