@@ -332,6 +332,9 @@ describe("web console in headless chromium", () => {
     tags = await rest("tags/list");
     assert.deepEqual(Object.keys(tags), ["latest"]);
     assert.equal(tags.latest.version, cur);
+    // The page shows "deleted" before it reloads the lists: wait for the row to go (a clean-clone
+    // run counted it while the reload was still in flight).
+    await page.locator('#tags tr[data-tag="before-inserts"]').waitFor({ state: "detached", timeout: 10000 });
     assert.equal(await page.locator('#tags tr[data-tag="before-inserts"]').count(), 0);
 
     // The only console errors: chromium's notes of the two 400 answers the page showed.
