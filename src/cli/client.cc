@@ -107,7 +107,7 @@ Result<HttpAnswer> RestClient::Post(const std::string& path, const std::string& 
     return Status::IOError("server: cannot reach " + options_.url + " (POST " + path +
                            "): " + httplib::to_string(res.error()));
   }
-  return HttpAnswer{res->status, res->body};
+  return HttpAnswer{res->status, res->body, res->get_header_value("x-strata-replayed") == "true"};
 }
 
 Result<HttpAnswer> RestClient::PostTableRaw(const std::string& table, const std::string& op,

@@ -35,6 +35,9 @@ struct ClientOptions {
 struct HttpAnswer {
   int status = 0;
   std::string body;
+  /// The server answered from its request-id dedupe (header x-strata-replayed: true): the
+  /// request had already been applied.
+  bool replayed = false;
 };
 
 class RestClient {

@@ -126,6 +126,7 @@ Status Importer::Prepare() {
                                o_.client.database + "/" + o_.table);
       }
       state_ = std::move(*loaded);
+      resumed_ = true;
     }
   } else if (o_.resume) {
     std::fprintf(stderr,
@@ -257,7 +258,7 @@ Status Importer::EnsureTable() {
     STRATA_RETURN_IF_ERROR(CheckVectorTable());
     // Generated ids from 0 would replace the rows of an existing table (or add a second row
     // per id without a primary key): appending needs a chosen --id-start.
-    if (!o_.id_start_given && !o_.resume) {
+    if (!o_.id_start_given && !resumed_) {
       STRATA_ASSIGN_OR_RETURN(nlohmann::json rows, client_.PostTableJson(o_.table, "count_rows/",
                                                                          nlohmann::json::object()));
       if (!rows.is_number_integer() || rows.get<int64_t>() != 0) {
@@ -308,7 +309,10 @@ Status Importer::Send(const arrow::Schema& schema, const arrow::RecordBatchPtr& 
       return answer.status();
     }
     const HttpAnswer& a = *answer;
-    if (a.status >= 200 && a.status < 300) break;
+    if (a.status >= 200 && a.status < 300) {
+      last_replayed_ = a.replayed;
+      break;
+    }
     if ((a.status == 503 || a.status == 429) && attempt < 20 && !g_interrupted.load()) {
       ++retries_;
       std::this_thread::sleep_for(
@@ -327,7 +331,8 @@ Status Importer::Acknowledged(FileProgress* fp, int64_t rows, int64_t file_bytes
   }
   fp->rows += rows;
   fp->batches += 1;
-  rows_sent_ += rows;
+  // A batch the server answered from its dedupe was imported by an earlier run.
+  (last_replayed_ ? rows_skipped_ : rows_sent_) += rows;
   batches_ += 1;
   file_bytes_ = file_bytes_done;
   STRATA_RETURN_IF_ERROR(SaveImportState(state_path_, state_));

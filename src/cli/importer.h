@@ -68,6 +68,8 @@ class Importer {
   int64_t wire_bytes_ = 0;         // IPC bytes sent
   int64_t retries_ = 0;
   bool in_doubt_ = false;
+  bool last_replayed_ = false;  // the last batch sent was answered from the server's dedupe
+  bool resumed_ = false;        // --resume found a state file (its ids are already chosen)
   int lock_fd_ = -1;  // flock'ed "{state file}.lock" (held until exit)  // an insert/ got no
                       // answer: it may have committed
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
