@@ -17,8 +17,8 @@
 //    Exactly once: each batch carries x-request-id "strata-import-{import id}-{file}-{first
 //    row}" (the import id is chosen by the first run and kept in the state file, with the
 //    batch sizes). A batch in flight when the import died (which the server may have
-//    committed: the window is the whole round trip) is re-sent by --resume under the same id, and the
-//    server answers it from its request-id dedupe (server/request_dedupe.h) without inserting
+//    committed: the window is the whole round trip) is re-sent by --resume under the same id, and
+//    the server answers it from its request-id dedupe (server/request_dedupe.h) without inserting
 //    it again, as long as that server has not restarted and --dedupe-ttl-s (600 s) has not
 //    passed. Beyond that a table with a primary key (--primary-key at creation) absorbs the
 //    re-sent batch as an upsert; a table without one would get it twice.
