@@ -14,7 +14,6 @@
 #include <fstream>
 #include <memory>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <thread>
 
@@ -32,6 +31,7 @@
 #include "cli/progress.h"
 #include "cli/text_input.h"
 #include "cli/vector_file.h"
+#include "format/ids.h"
 
 namespace strata::cli {
 
@@ -41,18 +41,6 @@ std::atomic<bool> g_interrupted{false};
 
 // Exit code of the --crash-after-batches test hook (as a shell reports a SIGKILLed process).
 constexpr int kExitCrashHook = 137;
-
-// 128 random bits as 32 hex digits.
-std::string RandomHexId() {
-  std::random_device rd;
-  std::string out;
-  char buf[9];
-  for (int i = 0; i < 4; ++i) {
-    std::snprintf(buf, sizeof(buf), "%08x", static_cast<unsigned>(rd()));
-    out += buf;
-  }
-  return out;
-}
 
 extern "C" void OnSignal(int) { g_interrupted.store(true); }
 
@@ -136,7 +124,7 @@ Status Importer::Prepare() {
   state_.url = o_.client.url;
   state_.database = o_.client.database;
   state_.table = o_.table;
-  if (state_.import_id.empty()) state_.import_id = RandomHexId();
+  if (state_.import_id.empty()) state_.import_id = format::RandomHex(32);
   // A resumed import re-sends the batch that was in flight with the same rows (its x-request-id
   // names its first row): the batch sizes are the first run's.
   struct BatchFlag {
@@ -384,11 +372,8 @@ int Importer::Run() {
 
   nlohmann::json file_summaries = nlohmann::json::array();
   for (InputFile& f : files_) {
-    FileProgress* fp = state_.Find(f.path);
-    if (fp == nullptr) {
-      state_.files.push_back(FileProgress{f.path, f.size, f.mtime_ns});
-      fp = &state_.files.back();
-    } else if (fp->size != f.size || fp->mtime_ns != f.mtime_ns) {
+    FileProgress* fp = state_.Find(f.path);  // every file was recorded by Prepare
+    if (fp->size != f.size || fp->mtime_ns != f.mtime_ns) {
       std::fprintf(stderr,
                    "strata import: warning: %s changed since the state file was written; "
                    "resuming after its first %lld rows\n",
