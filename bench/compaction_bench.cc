@@ -55,6 +55,7 @@
 #include "compaction_bench_env.h"
 #include "compaction_bench_search.h"
 #include "index/index_spec.h"
+#include "io/mapped_file_cache.h"
 #include "paced_writer.h"
 #include "query/vector_search.h"
 #include "table/catalog.h"
@@ -69,12 +70,14 @@ using namespace strata;  // NOLINT
 using Clock = std::chrono::steady_clock;
 using strata::bench::Batch;
 using strata::bench::BenchCompaction;
+using strata::bench::CacheBytes;
 using strata::bench::Describe;
 using strata::bench::DiskBytes;
 using strata::bench::FreshCompare;
 using strata::bench::Hnsw;
 using strata::bench::IndexType;
 using strata::bench::kDim;
+using strata::bench::KeepTable;
 using strata::bench::Keys;
 using strata::bench::NumRows;
 using strata::bench::PacedCompactions;
@@ -93,9 +96,11 @@ using strata::bench::Vectors;
 
 constexpr int64_t kBatch = 1000;
 
-// --restart DIR: open, answer one search (waiting for the index checkpoints to load, as the
-// server does), print time and RSS.
-int RestartChild(const std::string& dir) {
+// --restart DIR CACHE_BYTES: open, answer one search (waiting for the index checkpoints to
+// load, as the server does), print time and RSS; then 1,000 queries under a --cache-bytes bound
+// of CACHE_BYTES (0 = none; io/mapped_file_cache.h), and the RSS after them and at its peak.
+int RestartChild(const std::string& dir, int64_t cache_bytes) {
+  io::MappedFileCache::Global().SetLimit(cache_bytes);
   const auto t0 = Clock::now();
   auto catalog = table::Catalog::Open(dir, {}, BenchCompaction());
   if (!catalog.ok()) return 2;
@@ -130,10 +135,12 @@ int RestartChild(const std::string& dir) {
   const auto q0 = Clock::now();
   int answered = 0;
   const table::TableSnapshot snap = (*t)->Snapshot();
+  int64_t peak = 0;
   for (int i = 0; i < 1000; ++i) {
     o.query = probe.Next();
     auto a = query::VectorSearch(snap, o);
     answered += a.ok() && a->num_rows == 10;
+    if (i % 10 == 0) peak = std::max(peak, ResidentBytes());
   }
   const double qs = std::chrono::duration<double>(Clock::now() - q0).count();
   const double raw = static_cast<double>(snap.num_rows) * kDim * sizeof(float);
@@ -149,6 +156,13 @@ int RestartChild(const std::string& dir) {
       "(what the process needs), mapped files %.1f MB (evictable page cache of the base data)\n",
       static_cast<double>(split.anon) / 1e6, static_cast<double>(split.anon) / raw,
       static_cast<double>(split.file) / 1e6);
+  const io::MappedFileCache::Stats cache = io::MappedFileCache::Global().stats();
+  std::printf(
+      "[figures] --cache-bytes %.1f MB: peak RSS during the queries %.1f MB = %.3f x raw vectors "
+      "(every 10th query); %lld trims dropped %.1f MB of mappings\n",
+      static_cast<double>(cache_bytes) / 1e6, static_cast<double>(peak) / 1e6,
+      static_cast<double>(peak) / raw, static_cast<long long>(cache.trims),
+      static_cast<double>(cache.dropped_bytes) / 1e6);
   return 0;
 }
 
@@ -304,7 +318,9 @@ void PacedStep(const std::string& dir, int64_t rows, double load_rate, double c)
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "--restart") return RestartChild(argv[2]);
+  if (argc == 4 && std::string(argv[1]) == "--restart") {
+    return RestartChild(argv[2], std::atoll(argv[3]));
+  }
   const int64_t rows = NumRows();
   const std::string root = (std::filesystem::temp_directory_path() /
                             ("strata-compaction-bench-" + std::to_string(getpid())))
@@ -639,10 +655,14 @@ int main(int argc, char** argv) {
           static_cast<double>(loaded_bytes.at("total")) / static_cast<double>(fresh_open_total));
     }
   }
-  {
+  // Twice: without a bound on mapped pages, then with the bench's --cache-bytes.
+  for (const int64_t cache : {int64_t{0}, CacheBytes()}) {
+    std::printf("restart child, --cache-bytes %lld%s\n", static_cast<long long>(cache),
+                cache == 0 ? " (no bound)" : "");
     std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+    std::string cache_arg = std::to_string(cache);
     std::vector<char*> args = {self.data(), const_cast<char*>("--restart"),
-                               const_cast<char*>(dir.c_str()), nullptr};
+                               const_cast<char*>(dir.c_str()), cache_arg.data(), nullptr};
     pid_t pid = 0;
     std::fflush(stdout);
     if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, args.data(), environ) == 0) {
@@ -654,6 +674,13 @@ int main(int argc, char** argv) {
     }
   }
   PacedStep(dir, rows, load_rate, compaction_rate);
+  if (KeepTable()) {
+    std::printf(
+        "kept the table in %s (STRATA_COMPACTION_BENCH_KEEP=1; rerun the restart step "
+        "with: %s --restart %s CACHE_BYTES)\n",
+        dir.c_str(), "build/release/compaction_bench", dir.c_str());
+    return 0;
+  }
   std::error_code ec;
   std::filesystem::remove_all(root, ec);
   return 0;

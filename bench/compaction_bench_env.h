@@ -1,7 +1,7 @@
 // Settings of bench/compaction_bench.cc from the environment (README "Benchmarks"):
 // STRATA_COMPACTION_BENCH_ROWS, _FRESH, _PACED_SECONDS, _PACED_FRACTION, _PACED_COMPACTIONS,
 // _PACED_MAX_SECONDS, _INDEX, _REFINE, _REWRITE_MIN_DEAD_ROWS, _REWRITE_FRACTION, _NICE, _UNIT,
-// _DRAIN
+// _DRAIN, _CACHE_BYTES, _KEEP
 // (_PACED_RATE is read where the rate is chosen). Defaults give the 1M-row run.
 #pragma once
 
@@ -98,6 +98,18 @@ inline std::optional<int64_t> Refine() {
   const char* s = std::getenv("STRATA_COMPACTION_BENCH_REFINE");
   if (s == nullptr || std::atoll(s) <= 0) return std::nullopt;
   return std::atoll(s);
+}
+
+// STRATA_COMPACTION_BENCH_CACHE_BYTES: the --cache-bytes bound of the second restart child
+// (default 128 MiB; the first runs without a bound). STRATA_COMPACTION_BENCH_KEEP=1 keeps the
+// table directory at the end, so the restart step can be rerun alone.
+inline int64_t CacheBytes() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_CACHE_BYTES");
+  return s != nullptr && std::atoll(s) > 0 ? std::atoll(s) : int64_t{128} << 20;
+}
+inline bool KeepTable() {
+  const char* s = std::getenv("STRATA_COMPACTION_BENCH_KEEP");
+  return s != nullptr && std::string(s) == "1";
 }
 
 inline index::IndexSpec Hnsw() {

@@ -283,6 +283,14 @@ int main(int argc, char** argv) {
                    "running. -1 = 256 MiB or 5% of the filesystem, whichever is smaller; 0 = off")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
       ->capture_default_str();
+  serve
+      ->add_option("--cache-bytes", opts.cache_bytes,
+                   "Most bytes of the base table's memory-mapped data kept resident in the "
+                   "server process (pages over it are unmapped, the least recently dropped "
+                   "first, and read back from the page cache on their next use). Indexes and "
+                   "MemTables are not counted. -1 = a quarter of physical memory; 0 = no bound")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
+      ->capture_default_str();
   int64_t recovery_max_backoff_ms = opts.recovery.max_backoff.count();
   serve
       ->add_option("--recovery-max-backoff-ms", recovery_max_backoff_ms,

@@ -1,5 +1,7 @@
 #include "io/mapped_file.h"
 
+#include "io/mapped_file_cache.h"
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -34,12 +36,14 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& pa
     }
     (void)::madvise(p, static_cast<size_t>(m->size_), MADV_RANDOM);
     m->data_ = static_cast<const uint8_t*>(p);
+    MappedFileCache::Global().Register(m.get());
   }
   ::close(fd);  // the mapping keeps the file
   return std::shared_ptr<const MappedFile>(std::move(m));
 }
 
 MappedFile::~MappedFile() {
+  if (data_ != nullptr) MappedFileCache::Global().Unregister(this);
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
 }
 

@@ -9,6 +9,10 @@
 // until the last mapping goes (POSIX unlink semantics). A read error of a mapped page is a
 // SIGBUS, not a Status: the mapped files are the base's own immutable files on a local disk.
 //
+// Every mapping registers with MappedFileCache::Global() (io/mapped_file_cache.h), which may
+// drop its resident pages (MADV_DONTNEED) to hold the process under `--cache-bytes`; the
+// bytes read the same before and after.
+//
 // Thread-safety: immutable after Open; the bytes may be read from any thread.
 #pragma once
 

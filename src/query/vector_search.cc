@@ -9,6 +9,7 @@
 #include "index/vector/exact_search.h"
 #include "index/vector/hnsw_index.h"
 #include "index/vector/ivf_index.h"
+#include "io/mapped_file_cache.h"
 #include "query/result_columns.h"
 #include "query/row_predicate.h"
 #include "query/source_rows.h"
@@ -232,9 +233,19 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
       continue;
     }
     index::TopK top(source_want);
+    // An exact scan of a mapped base touches every page: it runs in steps of about 4 MiB of
+    // vectors with a --cache-bytes check between them (io/mapped_file_cache.h), so it never
+    // holds more than one step over the bound, however large a base batch is.
+    const int64_t step = std::max<int64_t>(1024, (int64_t{4} << 20) / (4 * dim));
     for (size_t b = 0; b < source.batches.size(); ++b) {
-      STRATA_RETURN_IF_ERROR(
-          searcher.Scan(source.batches[b]->column(vcol), source.batch_starts[b], &top, accept));
+      const arrow::Array column = source.batches[b]->column(vcol);
+      for (int64_t off = 0; off < column.length(); off += step) {
+        const int64_t len = std::min(step, column.length() - off);
+        STRATA_RETURN_IF_ERROR(
+            searcher.Scan(off == 0 && len == column.length() ? column : column.Slice(off, len),
+                          source.batch_starts[b] + off, &top, accept));
+        io::MappedFileCache::Global().MaybeTrim();
+      }
     }
     for (const index::Neighbor& n : top.Sorted()) {
       if (bounded && !in_bounds(n.distance)) continue;
@@ -369,7 +380,12 @@ Result<QueryResult> VectorSearch(const table::TableSnapshot& snapshot,
   if (options.filter) {
     STRATA_ASSIGN_OR_RETURN(filter, SnapshotFilter::Make(*shard, *options.filter));
   }
-  return SearchSources(*shard, *snapshot.schema, options, vcol, dim, projection, filter);
+  Result<QueryResult> result =
+      SearchSources(*shard, *snapshot.schema, options, vcol, dim, projection, filter);
+  // The base pages the search mapped (IVF refine reads, result rows) count against
+  // --cache-bytes (io/mapped_file_cache.h).
+  io::MappedFileCache::Global().MaybeTrim();
+  return result;
 }
 
 }  // namespace strata::query

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "io/mapped_file_cache.h"
 #include "io/s3_object_store.h"
 #include "server/router.h"
 
@@ -38,6 +39,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   lo.transfer_grace = std::chrono::milliseconds(std::max(0, options.transfer_grace_ms));
   lo.linger = std::chrono::microseconds(std::max(0, options.keepalive_linger_us));
   STRATA_ASSIGN_OR_RETURN(server->port_, server->svr_.Bind(lo));
+
+  // The bound on mapped base pages (io/mapped_file_cache.h): set before any table opens, so
+  // the baseline is the binary's and libraries' pages only.
+  io::MappedFileCache::Global().SetLimit(io::CacheBytesOrDefault(options.cache_bytes));
+  io::MappedFileCache::Global().StartPoller(std::chrono::milliseconds(20));
 
   shard::ShardWriterOptions shard_options = options.shard;
   if (!options.store_url.empty()) {

@@ -2,11 +2,14 @@
 
 #include <sstream>
 
+#include "io/mapped_file_cache.h"
 #include "query/vector_search.h"
 
 namespace strata::server {
 
-Result<query::QueryResult> RunQuery(const table::TableSnapshot& snapshot, const QueryRequest& req) {
+namespace {
+
+Result<query::QueryResult> RunPlan(const table::TableSnapshot& snapshot, const QueryRequest& req) {
   if (const auto* vs = std::get_if<query::VectorSearchOptions>(&req.plan)) {
     return query::VectorSearch(snapshot, *vs);
   }
@@ -14,6 +17,16 @@ Result<query::QueryResult> RunQuery(const table::TableSnapshot& snapshot, const 
     return query::FtsSearch(snapshot, *fts);
   }
   return query::Scan(snapshot, std::get<query::ScanOptions>(req.plan));
+}
+
+}  // namespace
+
+Result<query::QueryResult> RunQuery(const table::TableSnapshot& snapshot, const QueryRequest& req) {
+  Result<query::QueryResult> r = RunPlan(snapshot, req);
+  // The base pages this query mapped count against --cache-bytes (io/mapped_file_cache.h);
+  // scans and full-text searches end here (vector searches also check on their own).
+  io::MappedFileCache::Global().MaybeTrim();
+  return r;
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "io/mapped_file_cache.h"
 #include "server/http_errors.h"
 #include "server/routes.h"
 
@@ -179,7 +180,11 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
     base_index_type[i.spec.name] = i.base->type;
     base_index_bytes += i.base->memory_bytes;
   }
-  out["memory"] = {{"memtable_bytes", memtable_bytes}, {"base_index_bytes", base_index_bytes}};
+  const io::MappedFileCache::Stats cache = io::MappedFileCache::Global().stats();
+  out["memory"] = {{"memtable_bytes", memtable_bytes},
+                   {"base_index_bytes", base_index_bytes},
+                   {"cache_limit_bytes", cache.limit_bytes},
+                   {"cache_resident_bytes", cache.resident_bytes}};
   if (auto b = (*t)->DescribeBase()) {
     nlohmann::json compacted = nlohmann::json::object();
     for (const auto& [shard, g] : b->compacted_generation) compacted[shard] = g;

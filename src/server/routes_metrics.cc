@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "io/mapped_file_cache.h"
 #include "server/server_context.h"
 #include "server/server_metrics.h"
 
@@ -115,6 +116,10 @@ MetricFamily TableGauge(const std::vector<TableStats>& tables, const char* name,
 
 MetricFamily Gauge(const char* name, const char* help, double value) {
   return MetricFamily{name, help, MetricType::kGauge, {{"", {}, value}}};
+}
+
+MetricFamily Counter(const char* name, const char* help, double value) {
+  return MetricFamily{name, help, MetricType::kCounter, {{"", {}, value}}};
 }
 
 // Appended to the HELP of every shard-writer counter (see the file comment).
@@ -395,6 +400,24 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
                              "place; reclaimable page cache; RssFile of /proc/self/status).",
                              file));
   }
+  const io::MappedFileCache::Stats cache = io::MappedFileCache::Global().stats();
+  families.push_back(Gauge("strata_cache_limit_bytes",
+                           "--cache-bytes: bound on the base's mapped pages resident in the "
+                           "process (0 = none; io/mapped_file_cache.h).",
+                           static_cast<double>(cache.limit_bytes)));
+  families.push_back(Gauge("strata_cache_resident_bytes",
+                           "Resident mapped-file pages above those of the binary and libraries "
+                           "at start (what --cache-bytes bounds).",
+                           static_cast<double>(cache.resident_bytes)));
+  families.push_back(Gauge("strata_cache_mapped_bytes",
+                           "Bytes of base and SSTable data files mapped (resident or not).",
+                           static_cast<double>(cache.mapped_bytes)));
+  families.push_back(Counter("strata_cache_trims_total",
+                             "Times the cache unmapped pages to stay under --cache-bytes.",
+                             static_cast<double>(cache.trims)));
+  families.push_back(Counter("strata_cache_dropped_bytes_total",
+                             "Mapped ranges unmapped to stay under --cache-bytes, in bytes.",
+                             static_cast<double>(cache.dropped_bytes)));
   res.status = 200;
   res.set_content(metrics::RenderText(families), "text/plain; version=0.0.4; charset=utf-8");
 }

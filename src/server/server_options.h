@@ -90,6 +90,9 @@ struct ServerOptions {
   /// refused with 507 insufficient_storage. -1 = the default (io/free_space.h: 256 MiB, at
   /// most 5% of the filesystem); 0 = no floor.
   int64_t min_free_bytes = -1;
+  /// Bound on the base fragments' mapped pages resident in the process (--cache-bytes;
+  /// io/mapped_file_cache.h): -1 = a quarter of physical memory; 0 = no bound.
+  int64_t cache_bytes = -1;
   /// Background reopening of poisoned shard writers (table/writer_recovery.h).
   table::RecoveryOptions recovery;
 

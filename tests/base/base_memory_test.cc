@@ -5,17 +5,23 @@
 // RssFile = mapped file pages) around opening the table and scanning all of its rows.
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+#include <unistd.h>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <string>
+#include <thread>
 
 #include "../io/storage_test_util.h"
 #include "arrow/builder.h"
 #include "format/table_manifest.h"
 #include "io/local_object_store.h"
 #include "io/mapped_file.h"
+#include "io/mapped_file_cache.h"
+#include "query/vector_search.h"
 #include "table/local_table.h"
 #include "table/primary_key.h"
 
@@ -32,6 +38,16 @@ int64_t StatusKb(const char* field) {
   }
   return -1;
 }
+
+// Resident file-backed pages (RssFile + RssShmem: a tmpfs TMPDIR maps shmem pages), kB.
+int64_t FileKb() { return StatusKb("RssFile:") + std::max<int64_t>(0, StatusKb("RssShmem:")); }
+
+// Sets the process-wide --cache-bytes bound for one test and lifts it after.
+class ScopedCacheLimit {
+ public:
+  explicit ScopedCacheLimit(int64_t bytes) { io::MappedFileCache::Global().SetLimit(bytes); }
+  ~ScopedCacheLimit() { io::MappedFileCache::Global().SetLimit(0); }
+};
 
 arrow::SchemaPtr Schema() {
   auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
@@ -121,6 +137,182 @@ TEST(BaseMemory, ScanningAReopenedBaseDoesNotGrowTheHeap) {
   // filter and liveness only (a few MB for 200,000 rows), not by the 100 MB of vectors.
   EXPECT_GT(file, vector_kb / 2);
   EXPECT_LT(anon, vector_kb / 4);
+}
+
+// Reads every byte of `m` in 1 MiB steps, calling MaybeTrim after each step as the query paths
+// do; returns the byte sum and records the largest file-page growth over `file0` kB.
+// Unmaps every registered mapping's pages: a bound of 1 byte measured from a baseline of 0
+// drops every chunk.
+void DropAllMapped() {
+  io::MappedFileCache& cache = io::MappedFileCache::Global();
+  cache.SetLimit(1);
+  cache.ForgetBaselineForTesting();
+  cache.TrimIfOver();
+  cache.SetLimit(0);
+}
+
+uint64_t SumWithTrims(const io::MappedFile& m, int64_t file0, int64_t* peak_kb) {
+  uint64_t sum = 0;
+  for (int64_t off = 0; off < m.size(); off += 1 << 20) {
+    const int64_t end = std::min<int64_t>(m.size(), off + (1 << 20));
+    for (int64_t i = off; i < end; i += 64) sum += m.data()[i];
+    io::MappedFileCache::Global().MaybeTrim();
+    *peak_kb = std::max(*peak_kb, FileKb() - file0);
+  }
+  return sum;
+}
+
+TEST(MappedFileCache, KeepsAFileTwiceTheLimitUnderItAndReadsTheSameBytes) {
+  if (StatusKb("RssFile:") < 0) GTEST_SKIP() << "no RssFile in /proc/self/status";
+  strata::testing::TempDir dir;
+  const std::string path = dir.path() + "/big.bin";
+  constexpr int64_t kSize = 128ll << 20, kLimit = 64ll << 20;
+  uint64_t expect = 0;
+  {
+    std::ofstream out(path, std::ios::binary);
+    std::mt19937 rng(7);
+    std::string block(1 << 20, '\0');
+    for (int64_t b = 0; b < kSize >> 20; ++b) {
+      for (char& c : block) c = static_cast<char>(rng() & 0xff);
+      for (size_t i = 0; i < block.size(); i += 64) expect += static_cast<uint8_t>(block[i]);
+      out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    }
+  }
+  auto m = io::MappedFile::Open(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  // No bound: reading the file maps all of it (this is what the bound has to change).
+  {
+    const int64_t file0 = FileKb();
+    int64_t peak = 0;
+    ASSERT_EQ(SumWithTrims(**m, file0, &peak), expect);
+    EXPECT_GT(peak, (kSize >> 10) * 3 / 4) << "unbounded read mapped only " << peak << " kB";
+  }
+  // Drop what the first read mapped, then read twice more under a 64 MiB bound.
+  ASSERT_EQ(::madvise(const_cast<uint8_t*>((*m)->data()), kSize, MADV_DONTNEED), 0);
+  ScopedCacheLimit limit(kLimit);
+  const int64_t trims0 = io::MappedFileCache::Global().stats().trims;
+  const int64_t file0 = FileKb();
+  int64_t peak = 0;
+  for (int pass = 0; pass < 2; ++pass) ASSERT_EQ(SumWithTrims(**m, file0, &peak), expect);
+  // Bound + one 1 MiB step between checks + the check interval's reads + library pages.
+  const int64_t allowed_kb = (kLimit >> 10) + 8 * 1024;
+  std::printf("128 MiB file read twice under a 64 MiB bound: peak +%lld kB (allowed %lld)\n",
+              static_cast<long long>(peak), static_cast<long long>(allowed_kb));
+  EXPECT_LE(peak, allowed_kb);
+  EXPECT_GT(io::MappedFileCache::Global().stats().trims, trims0);
+  EXPECT_GE(io::MappedFileCache::Global().stats().mapped_bytes, kSize);
+}
+
+TEST(MappedFileCache, DefaultIsAQuarterOfMemoryAndZeroMeansNoBound) {
+  const int64_t phys = ::sysconf(_SC_PHYS_PAGES) * ::sysconf(_SC_PAGESIZE);
+  EXPECT_EQ(io::CacheBytesOrDefault(-1), phys / 4);
+  EXPECT_EQ(io::CacheBytesOrDefault(0), 0);
+  EXPECT_EQ(io::CacheBytesOrDefault(12345), 12345);
+  ScopedCacheLimit none(0);
+  EXPECT_EQ(io::MappedFileCache::Global().TrimIfOver(), 0);
+}
+
+// The bound: with a 64 MiB cache, exact searches that read every vector of a reopened
+// base three times that size keep the process's RSS (heap + mapped pages) within the cache plus
+// a documented overhead (see below).
+TEST(BaseMemory, ExactSearchesOfABaseThriceTheCacheStayWithinIt) {
+  if (StatusKb("RssAnon:") < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
+  strata::testing::TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  const std::string prefix = "default/cache";
+  shard::ShardWriterOptions o;
+  o.max_memtable_rows = 1000000;
+  o.max_memtable_bytes = 1ll << 32;
+  o.max_memtable_age = std::chrono::hours(1);
+  CompactionOptions co;
+  co.background = false;
+  constexpr int64_t kRows = 393216;  // 192 MiB of vectors
+  constexpr int64_t kLimit = 64ll << 20;
+  {
+    auto t = table::LocalTable::Create(store, prefix, "cache", Schema(), {}, o, co);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    std::mt19937 rng(9);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (int64_t first = 0; first < kRows; first += 16384) {
+      std::vector<std::optional<int64_t>> ids;
+      std::vector<float> v(16384 * kDim);
+      for (int64_t i = 0; i < 16384; ++i) ids.push_back(first + i);
+      for (float& x : v) x = u(rng);
+      ASSERT_TRUE(
+          (*t)->Insert({std::make_shared<arrow::RecordBatch>(
+                           Schema(), 16384,
+                           std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(ids),
+                                                            arrow::MakeVectorArray(v, kDim)})})
+              .ok());
+    }
+    ASSERT_TRUE((*t)->Flush(shard::Clock::now() + std::chrono::minutes(1)).ok());
+    auto c = (*t)->Compact(shard::Clock::now() + std::chrono::minutes(5));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_EQ(c->rows_written, kRows);
+  }
+  auto manifest = format::LoadLatestTableManifest(*store, prefix);
+  ASSERT_TRUE(manifest.ok() && manifest->has_value());
+  auto t = table::LocalTable::Open(store, prefix, "cache", **manifest, o, co);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const table::TableSnapshot snap = (*t)->Snapshot();
+  int64_t largest_batch = 0;
+  for (const auto& src : snap.shard->sources) {
+    for (const auto& b : src.batches) largest_batch = std::max(largest_batch, b->num_rows());
+  }
+  query::VectorSearchOptions vs;
+  vs.query.assign(kDim, 0.25f);
+  vs.k = 10;
+  vs.bypass_vector_index = true;
+
+  auto run_twice = [&](int64_t limit, int64_t* peak_kb) {
+    ScopedCacheLimit scoped(limit);
+    const int64_t anon0 = StatusKb("RssAnon:"), file0 = FileKb();
+    std::atomic<bool> done{false};
+    std::thread sampler([&] {
+      while (!done.load()) {
+        const int64_t a = StatusKb("RssAnon:") - anon0, f = FileKb() - file0;
+        *peak_kb = std::max(*peak_kb, a + f);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    });
+    std::vector<int64_t> first;
+    for (int pass = 0; pass < 2; ++pass) {
+      auto r = query::VectorSearch(snap, vs);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_EQ(r->num_rows, 10);
+      std::vector<int64_t> ids;
+      for (const auto& b : r->batches) {
+        const arrow::Array col(b->GetColumnByName("id"));
+        for (int64_t i = 0; i < col.length(); ++i) ids.push_back(col.raw_values<int64_t>()[i]);
+      }
+      if (pass == 0) first = ids;
+      EXPECT_EQ(ids, first);  // the same answer from pages read back after a drop
+    }
+    done.store(true);
+    sampler.join();
+  };
+  // Both runs start with none of the base mapped (a bound far under what is mapped drops every
+  // registered chunk).
+  DropAllMapped();
+  int64_t bounded_kb = 0;
+  run_twice(kLimit, &bounded_kb);
+  // The documented overhead (io/mapped_file_cache.h): what a scan maps between two checks
+  // (4 MiB steps, checks at most every 100 us), plus the 10 result rows' gather, which maps one
+  // page-cache folio per row (up to 2 MiB each on Linux 6.18), plus 8 MiB for the rest.
+  const int64_t allowed_kb = (kLimit >> 10) + 4 * 1024 + 10 * 2 * 1024 + 8 * 1024;
+  std::printf(
+      "exact search x2 over a %lld kB base, 64 MiB cache: peak RSS +%lld kB (allowed %lld; "
+      "base batches of up to %lld rows)\n",
+      static_cast<long long>(kRows * kDim * 4 / 1024), static_cast<long long>(bounded_kb),
+      static_cast<long long>(allowed_kb), static_cast<long long>(largest_batch));
+  EXPECT_LE(bounded_kb, allowed_kb);
+  // Without the bound the same searches map the whole base (the test can fail).
+  DropAllMapped();
+  int64_t unbounded_kb = 0;
+  run_twice(0, &unbounded_kb);
+  std::printf("the same without a bound: peak RSS +%lld kB\n",
+              static_cast<long long>(unbounded_kb));
+  EXPECT_GT(unbounded_kb, (kRows * kDim * 4 / 1024) * 3 / 4);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "arrow/builder.h"
 #include "arrow/ipc/writer.h"
+#include "io/mapped_file_cache.h"
 #include "server/http_server.h"
 
 namespace strata::server {
@@ -241,6 +242,10 @@ TEST_F(FlushRouteTest, CompactMovesSSTablesIntoTheBase) {
   json bj = json::parse(before->body);
   EXPECT_GE(bj["memory"]["memtable_bytes"].get<int64_t>(), 50 * 8) << before->body;
   EXPECT_EQ(bj["memory"]["base_index_bytes"].get<int64_t>(), 0) << before->body;
+  // --cache-bytes' default: a quarter of physical memory (io/mapped_file_cache.h).
+  EXPECT_EQ(bj["memory"]["cache_limit_bytes"].get<int64_t>(), io::CacheBytesOrDefault(-1))
+      << before->body;
+  EXPECT_GE(bj["memory"]["cache_resident_bytes"].get<int64_t>(), 0) << before->body;
   ASSERT_EQ(Post(*c, "/v1/table/t/flush/", "{}")->status, 200);
 
   auto bad = Post(*c, "/v1/table/t/compact/", "{\"timeout_ms\": -1}");

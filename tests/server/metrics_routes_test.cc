@@ -112,6 +112,7 @@ class MetricsRoutesTest : public ::testing::Test {
   }
   void Start() {
     ServerOptions o;
+    o.cache_bytes = 48 << 20;
     o.data_dir = dir_.string();
     o.port = 0;
     o.threads = 4;
@@ -193,6 +194,10 @@ TEST_F(MetricsRoutesTest, CountersMoveByExactAmounts) {
               before.at("strata_process_resident_memory_bytes"), 16 << 20);
   EXPECT_GT(before.at("strata_memtable_bytes" + kT), 0);
   EXPECT_EQ(before.at("strata_base_index_memory_bytes" + kT), 0);
+  // --cache-bytes (io/mapped_file_cache.h): the fixture sets 48 MiB; nothing is mapped yet.
+  EXPECT_EQ(before.at("strata_cache_limit_bytes"), 48 << 20);
+  EXPECT_EQ(before.types.at("strata_cache_trims_total"), "counter");
+  EXPECT_LT(before.at("strata_cache_resident_bytes"), 48 << 20);
 
   // N sequential inserts of 3 rows: one put, one WAL entry of one append, one fsync each.
   constexpr int kInserts = 5;
