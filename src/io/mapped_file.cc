@@ -27,6 +27,7 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& pa
   }
   std::shared_ptr<MappedFile> m(new MappedFile());
   m->size_ = static_cast<int64_t>(st.st_size);
+  m->path_ = path;
   if (m->size_ > 0) {
     void* p = ::mmap(nullptr, static_cast<size_t>(m->size_), PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -45,6 +46,34 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::Open(const std::string& pa
 MappedFile::~MappedFile() {
   if (data_ != nullptr) MappedFileCache::Global().Unregister(this);
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), static_cast<size_t>(size_));
+}
+
+MappedReads::~MappedReads() {
+  if (reads_ > 0) MappedFileCache::Global().CountPreads(reads_);
+  for (const OpenFile& f : open_) {
+    if (f.fd >= 0) ::close(f.fd);
+  }
+}
+
+bool MappedReads::Read(const void* p, size_t len, void* dst) {
+  const OpenFile* hit = nullptr;
+  for (const OpenFile& f : open_) {
+    if (f.file->Contains(p)) {
+      hit = &f;
+      break;
+    }
+  }
+  if (hit == nullptr) {
+    const MappedFile* file = MappedFileCache::Global().Find(p);
+    if (file == nullptr) return false;
+    open_.push_back({file, ::open(file->path().c_str(), O_RDONLY | O_CLOEXEC)});
+    hit = &open_.back();
+  }
+  if (hit->fd < 0) return false;
+  const auto offset = static_cast<off_t>(static_cast<const uint8_t*>(p) - hit->file->data());
+  if (::pread(hit->fd, dst, len, offset) != static_cast<ssize_t>(len)) return false;
+  ++reads_;
+  return true;
 }
 
 }  // namespace strata::io

@@ -77,10 +77,14 @@ int64_t MappedFileCache::TrimIfOver() {
   std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
   if (!lock.owns_lock()) return 0;  // another thread is trimming
   if (floor_ > 0 && rss < floor_ + limit / 8) return 0;
+  const int64_t t0 = NowNs();
   const int64_t target = baseline + limit / 4 * 3;
+  // Measure again after every quarter of the bound dropped (a /proc read costs more than an
+  // madvise of a sparsely mapped chunk), so a trim reads /proc about 4 + mapped / limit times.
+  const int64_t measure_every = std::max(kChunkBytes, limit / 4);
   int64_t total = 0;
   for (const MappedFile* f : files_) total += f->size();
-  int64_t dropped = 0;
+  int64_t dropped = 0, unmeasured = 0;
   while (dropped < total) {
     if (hand_file_ >= files_.size()) {
       hand_file_ = 0;
@@ -92,14 +96,18 @@ int64_t MappedFileCache::TrimIfOver() {
       (void)::madvise(const_cast<uint8_t*>(f->data()) + hand_offset_, static_cast<size_t>(len),
                       MADV_DONTNEED);
       dropped += len;
+      unmeasured += len;
       hand_offset_ += len;
     }
     if (hand_offset_ >= f->size()) {
       ++hand_file_;
       hand_offset_ = 0;
     }
-    rss = ResidentFileBytes();
-    if (rss >= 0 && rss <= target) break;
+    if (unmeasured >= measure_every || dropped >= total) {
+      unmeasured = 0;
+      rss = ResidentFileBytes();
+      if (rss >= 0 && rss <= target) break;
+    }
   }
   // A whole round that ends over the target: what is left is not these mappings' pages.
   floor_ = (rss > target && dropped >= total) ? rss : 0;
@@ -108,6 +116,7 @@ int64_t MappedFileCache::TrimIfOver() {
     trims_.fetch_add(1, std::memory_order_relaxed);
     dropped_bytes_.fetch_add(dropped, std::memory_order_relaxed);
   }
+  trim_ns_.fetch_add(NowNs() - t0, std::memory_order_relaxed);
   return dropped;
 }
 
@@ -144,6 +153,8 @@ MappedFileCache::Stats MappedFileCache::stats() const {
                              : rss - baseline_.load(std::memory_order_relaxed);
   s.trims = trims_.load(std::memory_order_relaxed);
   s.dropped_bytes = dropped_bytes_.load(std::memory_order_relaxed);
+  s.preads = preads_.load(std::memory_order_relaxed);
+  s.trim_seconds = static_cast<double>(trim_ns_.load(std::memory_order_relaxed)) / 1e9;
   std::lock_guard<std::mutex> lock(mu_);
   s.mapped_files = static_cast<int64_t>(files_.size());
   for (const MappedFile* f : files_) s.mapped_bytes += f->size();
@@ -153,6 +164,15 @@ MappedFileCache::Stats MappedFileCache::stats() const {
 void MappedFileCache::Register(const MappedFile* f) {
   std::lock_guard<std::mutex> lock(mu_);
   files_.push_back(f);
+  mapped_bytes_.fetch_add(f->size(), std::memory_order_relaxed);
+}
+
+const MappedFile* MappedFileCache::Find(const void* p) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const MappedFile* f : files_) {
+    if (f->Contains(p)) return f;
+  }
+  return nullptr;
 }
 
 void MappedFileCache::Unregister(const MappedFile* f) {
@@ -161,6 +181,7 @@ void MappedFileCache::Unregister(const MappedFile* f) {
   if (it == files_.end()) return;
   const size_t i = static_cast<size_t>(it - files_.begin());
   files_.erase(it);
+  mapped_bytes_.fetch_sub(f->size(), std::memory_order_relaxed);
   if (hand_file_ > i) {
     --hand_file_;
   } else if (hand_file_ == i) {

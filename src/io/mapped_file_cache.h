@@ -61,6 +61,8 @@ class MappedFileCache {
     int64_t mapped_files = 0;    // registered mappings
     int64_t trims = 0;           // trims that dropped at least one chunk
     int64_t dropped_bytes = 0;   // bytes of chunks dropped (mapped range, not pages)
+    double trim_seconds = 0;     // time spent trimming
+    int64_t preads = 0;          // rows copied by MappedReads instead of mapped
   };
 
   /// The process-wide cache every MappedFile registers with.
@@ -87,6 +89,19 @@ class MappedFileCache {
   void StopPoller();
 
   Stats stats() const;
+
+  /// True while the bound binds: a limit is set and the registered mappings are larger than
+  /// it. Scattered readers then copy rows with MappedReads (io/mapped_file.h) instead of
+  /// mapping them. One relaxed atomic read each.
+  bool ReadsBypassMapping() const {
+    const int64_t limit = limit_.load(std::memory_order_relaxed);
+    return limit > 0 && mapped_bytes_.load(std::memory_order_relaxed) > limit;
+  }
+  /// The registered mapping holding `p`, or nullptr. The caller keeps it alive (e.g. through
+  /// the snapshot whose batches point into it).
+  const MappedFile* Find(const void* p) const;
+  /// MappedReads reports its reads here.
+  void CountPreads(int64_t n) { preads_.fetch_add(n, std::memory_order_relaxed); }
   /// Tests: measure from a baseline of 0, so the next trim drops every registered chunk.
   void ForgetBaselineForTesting() { baseline_.store(0, std::memory_order_relaxed); }
 
@@ -104,6 +119,9 @@ class MappedFileCache {
   std::atomic<int64_t> last_check_ns_{0};
   std::atomic<int64_t> trims_{0};
   std::atomic<int64_t> dropped_bytes_{0};
+  std::atomic<int64_t> trim_ns_{0};
+  std::atomic<int64_t> preads_{0};
+  std::atomic<int64_t> mapped_bytes_{0};  // sum of the registered mappings' sizes
 
   mutable std::mutex mu_;
   std::vector<const MappedFile*> files_;  // guarded by mu_

@@ -9,6 +9,7 @@
 #include "index/vector/exact_search.h"
 #include "index/vector/hnsw_index.h"
 #include "index/vector/ivf_index.h"
+#include "io/mapped_file.h"
 #include "io/mapped_file_cache.h"
 #include "query/result_columns.h"
 #include "query/row_predicate.h"
@@ -173,12 +174,21 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
       // The base's IVF index: probe nprobes partitions (again up to max_nprobes when they
       // held fewer than the rows wanted), re-rank k * refine_factor candidates exactly.
       const index::IvfIndex& ivf = *ci->ivf();
-      const auto vector_of = [&source, vcol, dim](int64_t label) -> const float* {
+      // Refine reads scattered rows: while --cache-bytes binds they are copied with pread
+      // instead of mapped (io/mapped_file.h MappedReads), so they do not fill the cache.
+      io::MappedReads reads;
+      std::vector<float> copied;
+      if (io::MappedFileCache::Global().ReadsBypassMapping()) copied.resize(dim);
+      const auto vector_of = [&source, vcol, dim, &reads, &copied](int64_t label) -> const float* {
         const auto [b, row] = source.Locate(label);
         if (b < 0) return nullptr;
         const arrow::Array list = source.batches[static_cast<size_t>(b)]->column(vcol);
         if (list.IsNull(row)) return nullptr;
-        return list.child(0).raw_values<float>() + (list.offset() + row) * dim;
+        const float* v = list.child(0).raw_values<float>() + (list.offset() + row) * dim;
+        if (!copied.empty() && reads.Read(v, copied.size() * sizeof(float), copied.data())) {
+          return copied.data();
+        }
+        return v;
       };
       index::IvfIndex::SearchOptions io;
       io.k = source_want;

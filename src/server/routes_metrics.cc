@@ -415,6 +415,13 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
   families.push_back(Counter("strata_cache_trims_total",
                              "Times the cache unmapped pages to stay under --cache-bytes.",
                              static_cast<double>(cache.trims)));
+  families.push_back(Counter("strata_cache_preads_total",
+                             "Scattered rows (IVF refine candidates) read with pread instead of "
+                             "mapped, while --cache-bytes binds.",
+                             static_cast<double>(cache.preads)));
+  families.push_back(Counter("strata_cache_trim_seconds_total",
+                             "Time spent unmapping chunks to stay under --cache-bytes.",
+                             cache.trim_seconds));
   families.push_back(Counter("strata_cache_dropped_bytes_total",
                              "Mapped ranges unmapped to stay under --cache-bytes, in bytes.",
                              static_cast<double>(cache.dropped_bytes)));

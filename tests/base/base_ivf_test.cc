@@ -21,6 +21,7 @@
 #include "clustered_vectors_util.h"
 #include "format/table_manifest.h"
 #include "io/local_object_store.h"
+#include "io/mapped_file_cache.h"
 #include "query/vector_search.h"
 #include "table/local_table.h"
 #include "table/primary_key.h"
@@ -247,6 +248,43 @@ TEST(BaseIvf, GrowsWithCompactionsSurvivesRestartAndRetrainsAt4x) {
   r = f.Search(&f.all[12000 * kDim], false, 10);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Ids(*r).at(0), 12000);
+}
+
+// While --cache-bytes binds (io/mapped_file_cache.h), refine reads its candidates' vectors with
+// pread instead of mapping them (one page-cache folio each): the same answers, rank by rank.
+TEST(BaseIvf, RefineUnderABindingCacheReadsRowsWithPreadAndAnswersTheSame) {
+  Fixture f;
+  f.Create("IVF_PQ", R"({"num_sub_vectors":8})");
+  f.AddAndCompact(3000);
+  f.Reopen();  // the base is now mapped
+  Data qs(5);
+  const std::vector<float> q = qs.Next(20);
+  auto answers = [&] {
+    std::vector<std::pair<int64_t, float>> out;
+    for (int64_t i = 0; i < 20; ++i) {
+      auto r = f.Search(&q[i * kDim], false, 10);
+      EXPECT_TRUE(r.ok());
+      if (!r.ok()) return out;
+      const arrow::Array d(r->batches.at(0)->GetColumnByName("_distance"));
+      const std::vector<int64_t> ids = Ids(*r);
+      for (size_t j = 0; j < ids.size(); ++j) {
+        out.push_back({ids[j], d.raw_values<float>()[j]});
+      }
+    }
+    return out;
+  };
+  io::MappedFileCache& cache = io::MappedFileCache::Global();
+  cache.SetLimit(0);
+  const auto mapped = answers();
+  ASSERT_EQ(mapped.size(), 200u);
+  const int64_t preads0 = cache.stats().preads;
+  cache.SetLimit(1 << 10);  // far under the base's mapped bytes: the bound binds
+  ASSERT_TRUE(cache.ReadsBypassMapping());
+  const auto read = answers();
+  cache.SetLimit(0);
+  EXPECT_EQ(read, mapped);
+  // 20 queries x k 10 x refine 10 candidates, each read once.
+  EXPECT_EQ(cache.stats().preads - preads0, 20 * 10 * 10);
 }
 
 // After a restart, vector queries wait (Table::AwaitIndexLoads, bounded by

@@ -203,6 +203,42 @@ TEST(MappedFileCache, KeepsAFileTwiceTheLimitUnderItAndReadsTheSameBytes) {
   EXPECT_GE(io::MappedFileCache::Global().stats().mapped_bytes, kSize);
 }
 
+TEST(MappedFileCache, MappedReadsCopyTheMappedBytesWithPread) {
+  strata::testing::TempDir dir;
+  const std::string path = dir.path() + "/rows.bin";
+  std::string bytes(1 << 20, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131) & 0xff);
+  std::ofstream(path, std::ios::binary) << bytes;
+  auto m = io::MappedFile::Open(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(io::MappedFileCache::Global().Find((*m)->data() + 777), m->get());
+  const int64_t preads0 = io::MappedFileCache::Global().stats().preads;
+  {
+    io::MappedReads reads;
+    char out[512];
+    for (int64_t off : {0, 4096 * 3 + 17, (1 << 20) - 512}) {
+      ASSERT_TRUE(reads.Read((*m)->data() + off, sizeof(out), out));
+      EXPECT_EQ(std::string(out, sizeof(out)), bytes.substr(static_cast<size_t>(off), 512));
+    }
+    // Not in any mapping: the caller reads it itself.
+    const std::string other = "elsewhere";
+    EXPECT_FALSE(reads.Read(other.data(), 4, out));
+  }
+  EXPECT_EQ(io::MappedFileCache::Global().stats().preads, preads0 + 3);
+  // A file removed while mapped (garbage collection) cannot be opened: false, not a crash.
+  std::remove(path.c_str());
+  io::MappedReads reads;
+  char out[8];
+  EXPECT_FALSE(reads.Read((*m)->data() + 8, sizeof(out), out));
+  // The bound binds only when set and smaller than what is mapped.
+  ScopedCacheLimit none(0);
+  EXPECT_FALSE(io::MappedFileCache::Global().ReadsBypassMapping());
+  io::MappedFileCache::Global().SetLimit(1 << 10);
+  EXPECT_TRUE(io::MappedFileCache::Global().ReadsBypassMapping());
+  io::MappedFileCache::Global().SetLimit(int64_t{1} << 50);
+  EXPECT_FALSE(io::MappedFileCache::Global().ReadsBypassMapping());
+}
+
 TEST(MappedFileCache, DefaultIsAQuarterOfMemoryAndZeroMeansNoBound) {
   const int64_t phys = ::sysconf(_SC_PHYS_PAGES) * ::sysconf(_SC_PAGESIZE);
   EXPECT_EQ(io::CacheBytesOrDefault(-1), phys / 4);
