@@ -239,6 +239,60 @@ TEST(MappedFileCache, MappedReadsCopyTheMappedBytesWithPread) {
   EXPECT_FALSE(io::MappedFileCache::Global().ReadsBypassMapping());
 }
 
+// Readers of a mapping, MappedReads, trims (MaybeTrim and TrimIfOver on other threads) and
+// mappings opened and closed meanwhile: every read sees the file's bytes (run under make tsan).
+TEST(MappedFileCache, ConcurrentReadersTrimsAndMappingsReadTheFilesBytes) {
+  strata::testing::TempDir dir;
+  const std::string path = dir.path() + "/shared.bin";
+  constexpr int64_t kSize = 32ll << 20;
+  std::string block(1 << 20, '\0');
+  uint64_t expect = 0;
+  {
+    std::ofstream out(path, std::ios::binary);
+    for (int64_t b = 0; b < kSize >> 20; ++b) {
+      for (size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>((i + b * 7) & 0xff);
+      for (size_t i = 0; i < block.size(); i += 4096) expect += static_cast<uint8_t>(block[i]);
+      out.write(block.data(), static_cast<std::streamsize>(block.size()));
+    }
+  }
+  auto m = io::MappedFile::Open(path);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ScopedCacheLimit limit(4 << 20);  // far under the file: every check trims
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r) {
+    threads.emplace_back([&, r] {
+      for (int pass = 0; pass < 6; ++pass) {
+        uint64_t sum = 0;
+        io::MappedReads reads;
+        for (int64_t off = 0; off < kSize; off += 4096) {
+          uint8_t byte = (*m)->data()[off];
+          if (r == 0 && !reads.Read((*m)->data() + off, 1, &byte)) bad.fetch_add(1);
+          sum += byte;
+          if (off % (1 << 20) == 0) io::MappedFileCache::Global().MaybeTrim();
+        }
+        if (sum != expect) bad.fetch_add(1);
+      }
+    });
+  }
+  threads.emplace_back([&] {
+    while (!stop.load()) io::MappedFileCache::Global().TrimIfOver();
+  });
+  threads.emplace_back([&] {
+    for (int i = 0; i < 50 && !stop.load(); ++i) {
+      auto other = io::MappedFile::Open(path);
+      if (!other.ok() || (*other)->data()[4096] != (*m)->data()[4096]) bad.fetch_add(1);
+      (void)io::MappedFileCache::Global().stats();
+    }
+  });
+  for (int r = 0; r < 3; ++r) threads[static_cast<size_t>(r)].join();
+  stop.store(true);
+  for (size_t i = 3; i < threads.size(); ++i) threads[i].join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(io::MappedFileCache::Global().stats().trims, 0);
+}
+
 TEST(MappedFileCache, DefaultIsAQuarterOfMemoryAndZeroMeansNoBound) {
   const int64_t phys = ::sysconf(_SC_PHYS_PAGES) * ::sysconf(_SC_PAGESIZE);
   EXPECT_EQ(io::CacheBytesOrDefault(-1), phys / 4);
