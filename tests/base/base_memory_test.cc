@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <thread>
@@ -57,6 +58,54 @@ arrow::SchemaPtr Schema() {
   return *table::DeclarePrimaryKey(s, {"id"});
 }
 
+// Writes `rows` uniform random 128-d rows (seed `seed`) into a new table at `prefix`, flushes
+// and compacts them into one base, and returns the table reopened from its manifest (so its
+// base fragments are mapped, not the written copies).
+struct ReopenedBase {
+  shard::ShardWriterOptions writer;
+  CompactionOptions co;
+  std::shared_ptr<table::LocalTable> table;
+};
+void BuildAndReopenBase(const std::shared_ptr<io::LocalObjectStore>& store,
+                        const std::string& prefix, int64_t rows, uint32_t seed,
+                        std::function<void()> before_open, ReopenedBase* out) {
+  out->writer.max_memtable_rows = 1000000;
+  out->writer.max_memtable_bytes = 1ll << 32;
+  out->writer.max_memtable_age = std::chrono::hours(1);
+  out->co.background = false;
+  const std::string name = prefix.substr(prefix.find('/') + 1);
+  {
+    auto t = table::LocalTable::Create(store, prefix, name, Schema(), {}, out->writer, out->co);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(-1, 1);
+    constexpr int64_t kStep = 16384;
+    for (int64_t first = 0; first < rows; first += kStep) {
+      const int64_t n = std::min(kStep, rows - first);
+      std::vector<std::optional<int64_t>> ids;
+      std::vector<float> v(static_cast<size_t>(n * kDim));
+      for (int64_t i = 0; i < n; ++i) ids.push_back(first + i);
+      for (float& x : v) x = u(rng);
+      ASSERT_TRUE(
+          (*t)->Insert({std::make_shared<arrow::RecordBatch>(
+                           Schema(), n,
+                           std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(ids),
+                                                            arrow::MakeVectorArray(v, kDim)})})
+              .ok());
+    }
+    ASSERT_TRUE((*t)->Flush(shard::Clock::now() + std::chrono::minutes(1)).ok());
+    auto c = (*t)->Compact(shard::Clock::now() + std::chrono::minutes(5));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_EQ(c->rows_written, rows);
+  }
+  if (before_open) before_open();
+  auto manifest = format::LoadLatestTableManifest(*store, prefix);
+  ASSERT_TRUE(manifest.ok() && manifest->has_value());
+  auto t = table::LocalTable::Open(store, prefix, name, **manifest, out->writer, out->co);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  out->table = *t;
+}
+
 TEST(MappedFile, MapsAFileAndReportsMissingOnes) {
   strata::testing::TempDir dir;
   const std::string path = dir.path() + "/f.bin";
@@ -78,42 +127,15 @@ TEST(BaseMemory, ScanningAReopenedBaseDoesNotGrowTheHeap) {
   if (StatusKb("RssAnon:") < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
   strata::testing::TempDir dir;
   auto store = *io::LocalObjectStore::Open(dir.path());
-  const std::string prefix = "default/mem";
-  shard::ShardWriterOptions o;
-  o.max_memtable_rows = 1000000;
-  o.max_memtable_bytes = 1ll << 32;
-  o.max_memtable_age = std::chrono::hours(1);
-  CompactionOptions co;
-  co.background = false;
   constexpr int64_t kRows = 200000;  // 102 MB of vectors
-  {
-    auto t = table::LocalTable::Create(store, prefix, "mem", Schema(), {}, o, co);
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    std::mt19937 rng(5);
-    std::uniform_real_distribution<float> u(-1, 1);
-    for (int64_t first = 0; first < kRows; first += 20000) {
-      std::vector<std::optional<int64_t>> ids;
-      std::vector<float> v(20000 * kDim);
-      for (int64_t i = 0; i < 20000; ++i) ids.push_back(first + i);
-      for (float& x : v) x = u(rng);
-      ASSERT_TRUE(
-          (*t)->Insert({std::make_shared<arrow::RecordBatch>(
-                           Schema(), 20000,
-                           std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(ids),
-                                                            arrow::MakeVectorArray(v, kDim)})})
-              .ok());
-    }
-    ASSERT_TRUE((*t)->Flush(shard::Clock::now() + std::chrono::minutes(1)).ok());
-    auto c = (*t)->Compact(shard::Clock::now() + std::chrono::minutes(5));
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    ASSERT_EQ(c->rows_written, kRows);
-  }
   const int64_t vector_kb = kRows * kDim * 4 / 1024;
-  const int64_t anon0 = StatusKb("RssAnon:"), file0 = StatusKb("RssFile:");
-  auto manifest = format::LoadLatestTableManifest(*store, prefix);
-  ASSERT_TRUE(manifest.ok() && manifest->has_value());
-  auto t = table::LocalTable::Open(store, prefix, "mem", **manifest, o, co);
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  int64_t anon0 = 0, file0 = 0;
+  ReopenedBase base;
+  BuildAndReopenBase(
+      store, "default/mem", kRows, 5,
+      [&] { anon0 = StatusKb("RssAnon:"), file0 = StatusKb("RssFile:"); }, &base);
+  ASSERT_NE(base.table, nullptr);
+  auto* t = &base.table;
   // Touch every vector of every source.
   double sum = 0;
   int64_t rows = 0;
@@ -309,41 +331,12 @@ TEST(BaseMemory, ExactSearchesOfABaseThriceTheCacheStayWithinIt) {
   if (StatusKb("RssAnon:") < 0) GTEST_SKIP() << "no RssAnon in /proc/self/status";
   strata::testing::TempDir dir;
   auto store = *io::LocalObjectStore::Open(dir.path());
-  const std::string prefix = "default/cache";
-  shard::ShardWriterOptions o;
-  o.max_memtable_rows = 1000000;
-  o.max_memtable_bytes = 1ll << 32;
-  o.max_memtable_age = std::chrono::hours(1);
-  CompactionOptions co;
-  co.background = false;
   constexpr int64_t kRows = 393216;  // 192 MiB of vectors
   constexpr int64_t kLimit = 64ll << 20;
-  {
-    auto t = table::LocalTable::Create(store, prefix, "cache", Schema(), {}, o, co);
-    ASSERT_TRUE(t.ok()) << t.status().ToString();
-    std::mt19937 rng(9);
-    std::uniform_real_distribution<float> u(-1, 1);
-    for (int64_t first = 0; first < kRows; first += 16384) {
-      std::vector<std::optional<int64_t>> ids;
-      std::vector<float> v(16384 * kDim);
-      for (int64_t i = 0; i < 16384; ++i) ids.push_back(first + i);
-      for (float& x : v) x = u(rng);
-      ASSERT_TRUE(
-          (*t)->Insert({std::make_shared<arrow::RecordBatch>(
-                           Schema(), 16384,
-                           std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(ids),
-                                                            arrow::MakeVectorArray(v, kDim)})})
-              .ok());
-    }
-    ASSERT_TRUE((*t)->Flush(shard::Clock::now() + std::chrono::minutes(1)).ok());
-    auto c = (*t)->Compact(shard::Clock::now() + std::chrono::minutes(5));
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    ASSERT_EQ(c->rows_written, kRows);
-  }
-  auto manifest = format::LoadLatestTableManifest(*store, prefix);
-  ASSERT_TRUE(manifest.ok() && manifest->has_value());
-  auto t = table::LocalTable::Open(store, prefix, "cache", **manifest, o, co);
-  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ReopenedBase base;
+  BuildAndReopenBase(store, "default/cache", kRows, 9, {}, &base);
+  ASSERT_NE(base.table, nullptr);
+  auto* t = &base.table;
   const table::TableSnapshot snap = (*t)->Snapshot();
   int64_t largest_batch = 0;
   for (const auto& src : snap.shard->sources) {
