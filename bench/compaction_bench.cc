@@ -42,6 +42,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -666,7 +667,11 @@ int main(int argc, char** argv) {
                                const_cast<char*>(dir.c_str()), cache_arg.data(), nullptr};
     pid_t pid = 0;
     std::fflush(stdout);
-    if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, args.data(), environ) == 0) {
+    if (const int e = posix_spawn(&pid, self.c_str(), nullptr, nullptr, args.data(), environ);
+        e != 0) {
+      std::printf("restart child not started: %s (%s; rebuilt while running?)\n", std::strerror(e),
+                  self.c_str());
+    } else {
       int status = 0;
       waitpid(pid, &status, 0);
       if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
