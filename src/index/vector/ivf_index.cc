@@ -395,12 +395,21 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
   } else {
     params.num_sub_vectors = 0;
   }
-  // The sample: min(rows, max(sample_rate * num_partitions, 2^nbits for PQ)) rows.
-  int64_t sample = rows;
+  // The sample: min(rows, max(sample_rate * num_partitions, 2^nbits for PQ)) rows for the
+  // partitions' k-means; PQ codebooks train on min(rows, sample_rate * 2^nbits) rows when that
+  // is more (LanceDB's rule: 256 rows per code, 65,536 at 8 bits). With few partitions the
+  // k-means sample alone is far too small for 2^nbits centroids per sub-vector: on
+  // Fashion-MNIST 60k (7 partitions, 49 sub-vectors) it was 1,792 rows, and recall@10 at
+  // refine 0 / 5 / 10 was 0.664 / 0.982 / 0.997 against LanceDB's 0.696 / 0.990 / 0.999.
+  int64_t kmeans_sample = rows;
   if (params.sample_rate <= rows / params.num_partitions) {
-    sample = std::max(params.sample_rate * params.num_partitions, needed);
+    kmeans_sample = std::max(params.sample_rate * params.num_partitions, needed);
   }
-  sample = std::min(sample, rows);
+  kmeans_sample = std::min(kmeans_sample, rows);
+  int64_t sample = kmeans_sample;
+  if (IvfTypeUsesPq(params.type)) {
+    sample = std::max(sample, std::min(rows, params.sample_rate * needed));
+  }
   std::mt19937_64 rng(seed);
   if (sample < rows) {
     for (int64_t i = 0; i < sample; ++i) {  // partial Fisher-Yates
@@ -440,8 +449,9 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
     cp.seed = kmeans_seed;
     cp.spherical = cosine;
     cp.min_points_per_centroid = 1;  // no stderr warning on small samples
+    // FAISS subsamples the k-means to kmeans_sample rows when the PQ sample is larger.
     cp.max_points_per_centroid = static_cast<int>(std::min<int64_t>(
-        INT_MAX, std::max<int64_t>(params.sample_rate, sample / params.num_partitions + 1)));
+        INT_MAX, std::max<int64_t>(params.sample_rate, kmeans_sample / params.num_partitions + 1)));
     faiss::Clustering clus(static_cast<int>(dim), static_cast<int>(params.num_partitions), cp);
     faiss::IndexFlatL2 assigner(static_cast<faiss_idx_t>(dim));
     clus.train(static_cast<faiss_idx_t>(sample), train.data(), assigner);

@@ -113,8 +113,9 @@ struct IvfParams {
   int nbits = 8;
   /// k-means iterations (coarse quantizer and PQ codebooks), in [1, 1000].
   int max_iterations = 50;
-  /// Training sample = min(n, sample_rate * num_partitions) rows; in [1, 1<<20]. PQ codebooks
-  /// train on at most sample_rate * 2^nbits residuals of that sample (FAISS's own subsampling).
+  /// Training sample = min(n, sample_rate * num_partitions) rows for the partitions' k-means;
+  /// PQ codebooks train on min(n, max(that, sample_rate * 2^nbits)) rows (LanceDB's rule, 65,536
+  /// at the defaults); in [1, 1<<20].
   int64_t sample_rate = 256;
   /// IVF_HNSW_* only: HNSW degree over the centroids, in [2, 128].
   int hnsw_m = 16;
@@ -130,10 +131,10 @@ class IvfIndex {
   ~IvfIndex();
 
   /// Trains on n row-major vectors (dim floats each; a sample or all rows): samples
-  /// min(n, sample_rate * num_partitions) of them uniformly without replacement
-  /// (std::mt19937_64 seeded with `seed`; the k-means seeds derive from it too, so a build is
-  /// reproducible), runs k-means for the partitions, then trains the PQ / SQ codebooks on the
-  /// residuals. Does NOT add the vectors. Under cosine, zero rows are left out of training.
+  /// min(n, sample_rate * num_partitions) of them (more for PQ: see sample_rate) uniformly without
+  /// replacement (std::mt19937_64 seeded with `seed`; the k-means seeds derive from it too, so a
+  /// build is reproducible), runs k-means for the partitions, then trains the PQ / SQ codebooks on
+  /// the residuals. Does NOT add the vectors. Under cosine, zero rows are left out of training.
   /// Errors: Invalid for n < 1, a null pointer, a non-finite element (naming the row), bad
   /// params (ValidateIvfParams), no usable row (cosine), PQ with fewer than 2^nbits rows, or a
   /// FAISS failure (naming it).
