@@ -52,24 +52,24 @@ async function lanceParams(table, vector) {
   return { params: p, size_bytes: idx.sizeBytes, index_details: d };
 }
 
-async function strataPost(strata, route, body = {}) {
-  const r = await strata.post(TABLE, route, body);
+async function strataPost(strata, route, body = {}, table = TABLE) {
+  const r = await strata.post(table, route, body);
   if (r.status !== 200) throw new Error(`strata ${route}: HTTP ${r.status}: ${r.text}`);
   return r.json;
 }
 
 /** flush/, then compact/ until no SSTable waits and the base holds `rows`; returns seconds. */
-async function strataCompactAll(strata, rows, log) {
+export async function strataCompactAll(strata, rows, log, table = TABLE) {
   const t0 = performance.now();
-  await strataPost(strata, "flush/", { timeout_ms: 600000 });
+  await strataPost(strata, "flush/", { timeout_ms: 600000 }, table);
   for (;;) {
-    const r = await strata.post(TABLE, "compact/", { timeout_ms: 600000 });
+    const r = await strata.post(table, "compact/", { timeout_ms: 600000 });
     if (r.status === 409) {
       await sleep(100); // the background compactor is running one
       continue;
     }
     if (r.status !== 200) throw new Error(`strata compact/: HTTP ${r.status}: ${r.text}`);
-    const d = await strataPost(strata, "mem_wal/describe/");
+    const d = await strataPost(strata, "mem_wal/describe/", {}, table);
     const baseRows = d.base?.rows ?? 0;
     if (r.json.sstables_remaining === 0 && baseRows >= rows) break;
     log(`  strata compact/: base ${baseRows}/${rows} rows, ${r.json.sstables_remaining} SSTables remaining`);
@@ -79,11 +79,11 @@ async function strataCompactAll(strata, rows, log) {
 }
 
 /** Polls index/vector_idx/stats/ until the base IVF_PQ covers `rows`; returns the last stats. */
-async function strataWaitBaseIndex(strata, rows, log) {
+export async function strataWaitBaseIndex(strata, rows, log, table = TABLE) {
   const t0 = performance.now();
   let lastLog = t0;
   for (;;) {
-    const s = await strataPost(strata, "index/vector_idx/stats/");
+    const s = await strataPost(strata, "index/vector_idx/stats/", {}, table);
     const b = s.base_index;
     if (b && b.index_type === "IVF_PQ" && b.rows >= rows && s.num_unindexed_rows === 0) return s;
     const now = performance.now();
