@@ -198,7 +198,8 @@ bench-rest: build
 	node bench/rest_bench.mjs --bin $(BUILD)/strata $(REST_BENCH_ARGS)
 
 # Strata vs LanceDB OSS 0.31 side by side on Fashion-MNIST and WordNet (docs/BENCHMARKS.md):
-# ingest, freshness, vector recall/QPS sweep (plus raw hnswlib), FTS, flush vs optimize; writes
+# ingest, freshness, vector recall/QPS sweep (plus raw hnswlib), IVF_PQ vs IVF_PQ with the same
+# parameters (`--only ivfpq` alone), FTS, flush vs optimize, search while writing; writes
 # build/bench-compare/results.json, the tables in docs/BENCHMARKS.md and docs/bench/*.png.
 # BENCH_COMPARE_ARGS passes options through (e.g. "--flush-budget 150"; see main.mjs --help).
 BENCH_COMPARE_ARGS ?=

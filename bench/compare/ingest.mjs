@@ -25,7 +25,7 @@ export function strataIndex(lancedb) {
   return lancedb.Index.hnswSq({ m: 16, efConstruction: 100 });
 }
 
-async function writeRows(table, arrow, schema, split, rows, batch, log, label) {
+export async function writeRows(table, arrow, schema, split, rows, batch, log, label) {
   const t0 = performance.now();
   let lastLog = t0;
   for (let start = 0; start < rows; start += batch) {

@@ -2,13 +2,15 @@
 // `make bench-compare`: Strata (remote mode, `strata serve`) against LanceDB OSS local
 // (@lancedb/lancedb 0.31.0, `connect(dir)`) on the same machine, data and client API, in one run
 // (issue 7). Workloads, in order: ingest, vector (recall-QPS sweep, plus the in-process hnswlib
-// reference `<buildDir>/hnswlib_sweep`), freshness, fts (WordNet; fts.mjs), flush, sww (search
+// reference `<buildDir>/hnswlib_sweep`), ivfpq (Strata IVF_PQ vs LanceDB IVF_PQ with the same
+// parameters: build time, index size, recall@10 and q/s per nprobes / refine_factor; ivfpq.mjs;
+// `--only ivfpq` runs it alone), freshness, fts (WordNet; fts.mjs), flush, sww (search
 // while writing on synthetic clustered 128-d vectors at growing sizes; search_while_writing.mjs).
 // Writes DIR/results.json (read by report.mjs), prints the tables with Strata/LanceDB
 // ratios, then runs report.mjs (markdown + charts) unless --no-report.
 //
 // Usage: node bench/compare/main.mjs --strata build/release/strata [--train 60000]
-//          [--queries 1000] [--quick] [--only ingest,vector,freshness,fts,flush,sww] [--out DIR]
+//          [--queries 1000] [--quick] [--only ingest,vector,ivfpq,freshness,fts,flush,sww] [--out DIR]
 //          [--no-report] [--docs] [--single-rows N] [--flush-rate R] [--keep]
 //          [--sww-rows 50000,500000,1000000] [--sww-queries Q] [--sww-budget S]
 //   --strata      the strata binary; its directory is the build dir holding knn_ground_truth
@@ -41,7 +43,7 @@ import { openStrata, openLance } from "./systems.mjs";
 process.env.LANCEDB_LOG ??= "error";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const WORKLOADS = ["ingest", "vector", "freshness", "fts", "flush", "sww"];
+const WORKLOADS = ["ingest", "vector", "ivfpq", "freshness", "fts", "flush", "sww"];
 
 function usage(msg) {
   if (!msg) {
@@ -58,7 +60,7 @@ function usage(msg) {
   }
   console.error(`error: ${msg}`);
   console.error("usage: node bench/compare/main.mjs --strata PATH [--train N] [--queries Q] [--quick] " +
-    "[--only ingest,vector,freshness,fts,flush,sww] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep] " +
+    "[--only ingest,vector,ivfpq,freshness,fts,flush,sww] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep] " +
     "[--sww-rows N,N,...] [--sww-queries Q] [--sww-budget S]");
   process.exit(2);
 }
@@ -194,6 +196,21 @@ function printTables(res) {
     }
     table("best q/s at recall@10 >= r", ["clients", "r", "strata", "lancedb", "hnswlib", "strata/lancedb"], rows);
   }
+  if (res.ivfpq?.points?.length) {
+    const w = res.ivfpq;
+    table("IVF_PQ build (createIndex -> the index covers every row)",
+      ["system", "rows", "num_partitions", "num_sub_vectors", "num_bits", "compact s", "build s", "index bytes", "bytes are"],
+      w.build.map((e) => [e.system, e.rows, e.num_partitions, e.num_sub_vectors, e.num_bits, fmt(e.compact_seconds, 2),
+        fmt(e.build_seconds, 2), e.index_bytes ?? "-", e.index_bytes_kind]));
+    const rows = [];
+    for (const s of w.points.filter((e) => e.system === "strata")) {
+      const l = w.points.find((e) => e.system === "lancedb" && e.label === s.label && e.clients === s.clients);
+      rows.push([s.label, s.clients, fmt(s.recall_at_10, 4), l ? fmt(l.recall_at_10, 4) : "-", fmt(s.qps), l ? fmt(l.qps) : "-",
+        l ? fmt(s.qps / l.qps, 2) : "-", fmt(s.p50_ms, 2), l ? fmt(l.p50_ms, 2) : "-"]);
+    }
+    table("IVF_PQ, same parameters (k=10)", ["params", "clients", "strata recall@10", "lancedb recall@10", "strata q/s",
+      "lancedb q/s", "q/s strata/lancedb", "strata p50 ms", "lancedb p50 ms"], rows);
+  }
   if (res.freshness?.length) {
     table("freshness: write ack -> visible to a vector search on a second connection",
       ["system", "writes", "p50 ms", "p99 ms", "max ms", "mean ms", "searches/write", "not visible"],
@@ -304,7 +321,7 @@ async function main() {
     lancedb,
     arrow,
     // Fashion-MNIST feeds ingest / vector / freshness / flush; fts and sww bring their own data.
-    fashion: opts.only.some((w) => ["ingest", "vector", "freshness", "flush"].includes(w)) ? loadFashionMnist() : null,
+    fashion: opts.only.some((w) => ["ingest", "vector", "ivfpq", "freshness", "flush"].includes(w)) ? loadFashionMnist() : null,
     gt: null,
     gtFile: null,
     state: {},
@@ -321,7 +338,7 @@ async function main() {
       return s;
     },
   };
-  const results = { meta, ingest: [], vector: [], freshness: [], fts: null, flush: [], sww: null };
+  const results = { meta, ingest: [], vector: [], ivfpq: null, freshness: [], fts: null, flush: [], sww: null };
   const file = path.join(opts.out, "results.json");
   // Written after every workload (and kept on failure), so a late error or Ctrl-C keeps what
   // was measured; meta.completed says which workloads finished.
@@ -338,7 +355,7 @@ async function main() {
     }
   }
   try {
-    const needGt = opts.only.includes("vector");
+    const needGt = opts.only.includes("vector") || opts.only.includes("ivfpq");
     if (needGt) {
       const tool = path.join(opts.buildDir, "knn_ground_truth");
       ctx.gtFile = path.join(opts.out, `fmnist-gt-${opts.train}-${opts.queries}-10-all.json`);
@@ -359,6 +376,11 @@ async function main() {
       results.vector = v.vector;
       if (v.hnswlib) results.meta.hnswlib_build = v.hnswlib;
       checkpoint("vector");
+    }
+    if (opts.only.includes("ivfpq")) {
+      const { run } = await import("./ivfpq.mjs");
+      results.ivfpq = await run(ctx);
+      checkpoint("ivfpq");
     }
     if (opts.only.includes("freshness")) {
       const { run } = await import("./freshness.mjs");

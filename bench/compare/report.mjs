@@ -169,6 +169,30 @@ function vectorSection(results) {
   return lines.join("\n");
 }
 
+function ivfpqSection(w) {
+  if (!w || !Array.isArray(w.points) || w.points.length === 0) return notRun("IVF_PQ, same parameters");
+  const p = w.params || {};
+  const lines = ["### 3b. IVF_PQ against IVF_PQ, same parameters (`--only ivfpq`)", ""];
+  lines.push(`${fmt(p.rows)} rows, ${fmt(p.queries)} queries, k = ${p.k ?? 10}. LanceDB: ${p.lancedb_index ?? "–"}; ` +
+    `Strata: ${p.strata_index ?? "–"}. Build = the createIndex call until the index covers every row ` +
+    "(Strata: after the rows were compacted into the base, compaction timed apart).", "");
+  lines.push(table(["system", "num_partitions", "num_sub_vectors", "num_bits", "compact s", "build s", "index bytes", "bytes are"],
+    (w.build || []).map((b) => [b.system, fmt(b.num_partitions), fmt(b.num_sub_vectors), fmt(b.num_bits),
+      fmt(b.compact_seconds), fmt(b.build_seconds), fmt(b.index_bytes), b.index_bytes_kind ?? "–"])));
+  const s = (w.build || []).find((b) => b.system === "strata");
+  const l = (w.build || []).find((b) => b.system === "lancedb");
+  if (s && l) lines.push("", `Strata / LanceDB build time: ${ratio(s.build_seconds, l.build_seconds)} (< 1: Strata sooner).`);
+  const rows = [];
+  for (const e of w.points.filter((x) => x.system === "strata")) {
+    const o = w.points.find((x) => x.system === "lancedb" && x.label === e.label && x.clients === e.clients);
+    rows.push([e.label, e.clients, fmt(e.recall_at_10, 4), fmt(o?.recall_at_10, 4), fmt(e.qps), fmt(o?.qps), ratio(e.qps, o?.qps),
+      `${fmt(e.p50_ms)} / ${fmt(o?.p50_ms)}`, `${fmt(e.p99_ms)} / ${fmt(o?.p99_ms)}`]);
+  }
+  lines.push("", table(["params", "clients", "Strata recall@10", "LanceDB recall@10", "Strata QPS", "LanceDB QPS", "QPS ratio",
+    "p50 ms S / L", "p99 ms S / L"], rows));
+  return lines.join("\n");
+}
+
 function freshnessSection(fresh) {
   if (!Array.isArray(fresh) || fresh.length === 0) return notRun("Freshness");
   const lines = ["### 2. Freshness (write acknowledged → returned by a search on a second connection)", ""];
@@ -284,6 +308,7 @@ export function renderMarkdown(results, { pngPrefix = "" } = {}) {
     ingestSection(results.ingest),
     freshnessSection(results.freshness),
     vectorSection(results),
+    ivfpqSection(results.ivfpq),
     ftsSection(results.fts),
     flushSection(results.flush),
     swwSection(results.sww),

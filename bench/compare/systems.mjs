@@ -4,7 +4,8 @@
 // - Strata (remote mode): `strata serve` on a loopback port (tests/e2e/lib/server.mjs), reached
 //   through `lancedb.connect("db://bench", {apiKey, hostOverride})` — the client sends the
 //   database name as the `x-lancedb-database` header (PROTOCOL.md §1). flush(table) calls
-//   `POST /v1/table/{name}/flush/` (PROTOCOL.md route table) with fetch.
+//   `POST /v1/table/{name}/flush/` (PROTOCOL.md route table) with fetch; post(table, route)
+//   calls any other Strata route the SDK has no method for (compact/, index/{n}/stats/).
 // - LanceDB OSS local: `lancedb.connect(dir)`; its second connection uses
 //   `readConsistencyInterval: 0` so every read checks for the latest commit (LanceDB docs,
 //   "Consistency": 0 = strong consistency across connections).
@@ -61,6 +62,26 @@ export async function openStrata({ strataBin, dataDir, extraArgs = [] }) {
       const client_ms = performance.now() - t0;
       if (res.status !== 200) throw new Error(`strata flush/ of ${tableName}: HTTP ${res.status}: ${text}`);
       return { ...JSON.parse(text), client_ms };
+    },
+    /**
+     * POSTs `body` to `/v1/table/{tableName}/{route}` (e.g. "compact/", "index/vector_idx/stats/");
+     * resolves with {status, json} (json null when the answer is not JSON). Never throws on a
+     * status: the caller decides (compact/ answers 409 while a compaction runs).
+     */
+    async post(tableName, route, body = {}) {
+      const res = await fetch(`${baseUrl}/v1/table/${encodeURIComponent(tableName)}/${route}`, {
+        method: "POST",
+        headers: { "x-lancedb-database": STRATA_DB, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const text = await res.text();
+      let json = null;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        // not JSON
+      }
+      return { status: res.status, json, text };
     },
     async close() {
       for (const c of conns) {

@@ -35,12 +35,25 @@ function applyParams(q, params) {
   return q;
 }
 
-function labelOf(params) {
+export function labelOf(params) {
   const parts = [];
   if (params.nprobes != null) parts.push(`nprobes=${params.nprobes}`);
   if (params.ef != null) parts.push(`ef=${params.ef}`);
   if (params.refine_factor != null) parts.push(`rf=${params.refine_factor}`);
   return parts.length ? parts.join(" ") : "default";
+}
+
+/**
+ * The IVF_PQ query points: nprobes {5,10,20,50} x refine_factor {none,5,10} ({10,50} x
+ * {none,10} with --quick). The vector workload (LanceDB IVF_PQ) and the ivfpq workload (both
+ * systems) use this one list.
+ */
+export function ivfPqPoints(opts) {
+  const nprobes = opts.quick ? [10, 50] : [5, 10, 20, 50];
+  const rfs = opts.quick ? [null, 10] : [null, 5, 10];
+  const points = [];
+  for (const np of nprobes) for (const rf of rfs) points.push(rf == null ? { nprobes: np } : { nprobes: np, refine_factor: rf });
+  return points;
 }
 
 /**
@@ -76,7 +89,7 @@ export async function measure(table, vectors, params, clients, ctx, n = vectors.
   };
 }
 
-async function sweep(ctx, system, index, table, vectors, points, out) {
+export async function sweep(ctx, system, index, table, vectors, points, out) {
   await measure(table, vectors, points[0], 1, ctx, Math.min(100, vectors.length)); // warm-up
   for (const params of points) {
     for (const clients of ctx.opts.clients) {
@@ -134,11 +147,7 @@ export async function run(ctx) {
 
   log("vector sweep lancedb IVF_PQ");
   const pt = await ctx.state.lance.db.openTable(tables.lancedb.pq);
-  const nprobes = opts.quick ? [10, 50] : [5, 10, 20, 50];
-  const rfs = opts.quick ? [null, 10] : [null, 5, 10];
-  const pqPoints = [];
-  for (const np of nprobes) for (const rf of rfs) pqPoints.push({ nprobes: np, refine_factor: rf });
-  await sweep(ctx, "lancedb", "IVF_PQ", pt, vectors, pqPoints.map((p) => (p.refine_factor == null ? { nprobes: p.nprobes } : p)), out);
+  await sweep(ctx, "lancedb", "IVF_PQ", pt, vectors, ivfPqPoints(opts), out);
 
   let hnswlib = null;
   try {

@@ -7,7 +7,11 @@
 // seals 1,000-row MemTables so the table spans several SSTables). The search-while-writing
 // workload runs at its --quick size (20,000 synthetic 128-d rows): both systems report finite
 // positive figures and Strata's read-after-write (add one row, then a k = 1 search for its
-// exact vector) never misses the row just written. Timings are reported, never asserted.
+// exact vector) never misses the row just written. The ivfpq workload (IVF_PQ against IVF_PQ
+// with LanceDB's parameters) builds on both systems: Strata's base index reports the
+// num_partitions / num_sub_vectors / num_bits it was sent, both systems answer every query point
+// at 1 and 8 clients, and Strata reaches recall@10 >= 0.9 with refine_factor 10.
+// Timings are reported, never asserted.
 //
 // Env: STRATA_BIN = the strata binary; the exact ground truth comes from
 // dirname(STRATA_BIN)/knn_ground_truth (built by the same build as strata).
@@ -71,7 +75,7 @@ test("bench-compare --quick: both systems ingest and search; Strata recall@10 >=
   assert.equal(res.meta.params.train, TRAIN);
   assert.equal(res.meta.params.queries, QUERIES);
   assert.deepEqual(res.meta.params.strata_server_args, ["--max-memtable-rows", "1000"]);
-  assert.deepEqual(res.meta.completed, ["ingest", "vector", "freshness", "fts", "flush", "sww"]);
+  assert.deepEqual(res.meta.completed, ["ingest", "vector", "ivfpq", "freshness", "fts", "flush", "sww"]);
 
   for (const system of ["strata", "lancedb"]) {
     const ing = res.ingest.filter((e) => e.system === system);
@@ -113,6 +117,35 @@ test("bench-compare --quick: both systems ingest and search; Strata recall@10 >=
   assert.equal(swwStrata.raw_misses, 0,
     `Strata read-after-write missed ${swwStrata.raw_misses} of ${swwStrata.raw_pairs} rows just written: ` +
     JSON.stringify(swwStrata.raw_miss_examples));
+
+  // IVF_PQ against IVF_PQ: both built over every row; Strata honoured LanceDB's parameters.
+  const ivf = res.ivfpq;
+  for (const system of ["strata", "lancedb"]) {
+    const b = ivf.build.find((e) => e.system === system);
+    assert.ok(b, `ivfpq: no ${system} build`);
+    checkFigures(`ivfpq.build.${system}`, b, zeroOk);
+    assert.ok(b.build_seconds > 0 && b.index_bytes > 0, `ivfpq ${system}: build ${b.build_seconds} s, ${b.index_bytes} bytes`);
+    const pts = ivf.points.filter((e) => e.system === system);
+    assert.deepEqual([...new Set(pts.map((e) => e.clients))].sort((a, b) => a - b), [1, 8], `ivfpq ${system} client counts`);
+    for (const [i, e] of pts.entries()) {
+      checkFigures(`ivfpq.${system}[${i}]`, e, zeroOk);
+      assert.equal(e.queries, QUERIES);
+      assert.ok(e.recall_at_10 <= 1, `ivfpq ${system} ${e.label}: recall ${e.recall_at_10} > 1`);
+    }
+    t.diagnostic(`ivfpq ${system}: build ${b.build_seconds.toFixed(2)} s, ${pts.map((e) => `${e.label} c=${e.clients} ` +
+      `recall ${e.recall_at_10.toFixed(3)}`).join(", ")}`);
+  }
+  const sb = ivf.build.find((e) => e.system === "strata");
+  const lb = ivf.build.find((e) => e.system === "lancedb");
+  assert.equal(sb.indexed_rows, TRAIN);
+  assert.deepEqual([sb.num_partitions, sb.num_sub_vectors, sb.num_bits], [lb.num_partitions, lb.num_sub_vectors, lb.num_bits],
+    "Strata's base IVF_PQ parameters differ from LanceDB's");
+  assert.deepEqual(sb.params_honoured, { num_partitions: true, num_sub_vectors: true, num_bits: true });
+  assert.deepEqual(ivf.points.filter((e) => e.system === "strata").map((e) => `${e.label} ${e.clients}`),
+    ivf.points.filter((e) => e.system === "lancedb").map((e) => `${e.label} ${e.clients}`), "ivfpq: different query points");
+  const refined = ivf.points.filter((e) => e.system === "strata" && e.params.refine_factor === 10 && e.clients === 1);
+  assert.ok(refined.length > 0, "ivfpq: no Strata refine_factor 10 point");
+  for (const e of refined) assert.ok(e.recall_at_10 >= 0.9, `Strata IVF_PQ ${e.label}: recall@10 ${e.recall_at_10}`);
 
   const strataDefault = res.vector.find((e) => e.system === "strata" && e.clients === 1 && e.label === "default");
   assert.ok(strataDefault, "no Strata default-ef point with 1 client");
