@@ -37,8 +37,8 @@ Result<std::shared_ptr<index::ColumnIndex>> MakeBaseIndex(
   for (const auto& b : batches) rows += b->num_rows();
   index::IvfParams params = def->params;
   params.num_partitions = index::AutoPartitions(*def, rows);
-  const int64_t want =
-      std::min<int64_t>(rows, std::max<int64_t>(1, params.sample_rate) * params.num_partitions);
+  // As many rows as the training uses (k-means sample, more for PQ codebooks).
+  const int64_t want = index::IvfTrainingRows(params, rows);
   const bool cosine = params.distance == index::DistanceType::kCosine;
   // Even stride over base order: row r is taken when floor(r * want / rows) advances.
   std::vector<float> sample;

@@ -250,6 +250,28 @@ TEST(BaseIvf, GrowsWithCompactionsSurvivesRestartAndRetrainsAt4x) {
   EXPECT_EQ(Ids(*r).at(0), 12000);
 }
 
+// The index builder samples as many rows as IvfIndex::Train uses (index::IvfTrainingRows): with
+// 2 partitions (2 sub-vectors of 16 dimensions) its PQ codebooks train on every row (8,000 <
+// 256 x 2^8), not on the 512 rows the
+// partitions' k-means needs, so recall matches a training on every row (sample_rate 100,000).
+// bench-compare found it: Strata's Fashion-MNIST IVF_PQ trained its PQ on 1,792 rows.
+TEST(BaseIvf, PqCodebooksTrainOnEnoughRowsWhenPartitionsAreFew) {
+  auto recall = [](const std::string& params) {
+    Fixture f;
+    f.Create("IVF_PQ", params);
+    f.AddAndCompact(8000);
+    return f.Recall("IVF_PQ", 0, 2);
+  };
+  const double by_default = recall(R"({"num_partitions":2,"num_sub_vectors":2})");
+  const double every_row =
+      recall(R"({"num_partitions":2,"num_sub_vectors":2,"sample_rate":100000})");
+  std::printf(
+      "[figures] base IVF_PQ, 2 partitions, refine 0: default sample %.3f, every row "
+      "%.3f\n",
+      by_default, every_row);
+  EXPECT_GE(by_default, every_row - 0.02);
+}
+
 // While --cache-bytes binds (io/mapped_file_cache.h), refine reads its candidates' vectors with
 // pread instead of mapping them (one page-cache folio each): the same answers, rank by rank.
 TEST(BaseIvf, RefineUnderABindingCacheReadsRowsWithPreadAndAnswersTheSame) {

@@ -331,6 +331,13 @@ Status ValidateIvfParams(int64_t dim, const IvfParams& p) {
   return Status::OK();
 }
 
+int64_t IvfTrainingRows(const IvfParams& p, int64_t rows) {
+  const int64_t needed = IvfTypeUsesPq(p.type) ? int64_t{1} << p.nbits : 1;
+  int64_t sample = std::max(p.sample_rate * std::max<int64_t>(p.num_partitions, 1), needed);
+  if (IvfTypeUsesPq(p.type)) sample = std::max(sample, p.sample_rate * needed);
+  return std::min(rows, sample);
+}
+
 struct IvfIndex::Impl {
   int64_t dim = 0;
   IvfParams params;
@@ -395,21 +402,14 @@ Result<std::unique_ptr<IvfIndex>> IvfIndex::Train(int64_t dim, IvfParams params,
   } else {
     params.num_sub_vectors = 0;
   }
-  // The sample: min(rows, max(sample_rate * num_partitions, 2^nbits for PQ)) rows for the
-  // partitions' k-means; PQ codebooks train on min(rows, sample_rate * 2^nbits) rows when that
-  // is more (LanceDB's rule: 256 rows per code, 65,536 at 8 bits). With few partitions the
-  // k-means sample alone is far too small for 2^nbits centroids per sub-vector: on
-  // Fashion-MNIST 60k (7 partitions, 49 sub-vectors) it was 1,792 rows, and recall@10 at
-  // refine 0 / 5 / 10 was 0.664 / 0.982 / 0.997 against LanceDB's 0.696 / 0.990 / 0.999.
-  int64_t kmeans_sample = rows;
-  if (params.sample_rate <= rows / params.num_partitions) {
-    kmeans_sample = std::max(params.sample_rate * params.num_partitions, needed);
-  }
-  kmeans_sample = std::min(kmeans_sample, rows);
-  int64_t sample = kmeans_sample;
-  if (IvfTypeUsesPq(params.type)) {
-    sample = std::max(sample, std::min(rows, params.sample_rate * needed));
-  }
+  // The sample (IvfTrainingRows): the partitions' k-means takes kmeans_sample of it, the PQ
+  // codebooks all of it. With few partitions the k-means sample alone is far too small for
+  // 2^nbits centroids per sub-vector: on Fashion-MNIST 60k (7 partitions, 49 sub-vectors) it
+  // was 1,792 rows, and recall@10 at refine 0 / 5 / 10 was 0.664 / 0.982 / 0.997 against
+  // LanceDB's 0.696 / 0.990 / 0.999.
+  const int64_t kmeans_sample =
+      std::min(rows, std::max(params.sample_rate * params.num_partitions, needed));
+  const int64_t sample = IvfTrainingRows(params, rows);
   std::mt19937_64 rng(seed);
   if (sample < rows) {
     for (int64_t i = 0; i < sample; ++i) {  // partial Fisher-Yates

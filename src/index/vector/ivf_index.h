@@ -95,6 +95,7 @@ const char* IvfTypeName(IvfType t);
 Result<IvfType> ParseIvfType(std::string_view s);
 /// True for IVF_PQ and IVF_HNSW_PQ.
 bool IvfTypeUsesPq(IvfType t);
+
 /// True for IVF_HNSW_SQ and IVF_HNSW_PQ.
 bool IvfTypeUsesHnsw(IvfType t);
 
@@ -122,6 +123,13 @@ struct IvfParams {
   /// IVF_HNSW_* only: HNSW construction breadth, in [hnsw_m, 4096].
   int ef_construction = 100;
 };
+
+/// Rows an IVF training uses out of `rows` usable ones, for params whose num_partitions is
+/// resolved (>= 1): min(rows, max(sample_rate * num_partitions, 2^nbits for PQ)) for the
+/// partitions' k-means, and for PQ types at least min(rows, sample_rate * 2^nbits) for the
+/// codebooks (LanceDB's rule: 65,536 rows at the defaults). IvfIndex::Train samples this many;
+/// callers that pre-sample (base/base_index_build.cc) must pass at least this many.
+int64_t IvfTrainingRows(const IvfParams& p, int64_t rows);
 
 /// Validates ranges for `dim` (in [1, 65536]). Errors: Invalid naming the field and its limit.
 Status ValidateIvfParams(int64_t dim, const IvfParams& p);
