@@ -252,8 +252,8 @@ TEST(BaseIvf, GrowsWithCompactionsSurvivesRestartAndRetrainsAt4x) {
 
 // The index builder samples as many rows as IvfIndex::Train uses (index::IvfTrainingRows): with
 // 2 partitions (2 sub-vectors of 16 dimensions) its PQ codebooks train on every row (8,000 <
-// 256 x 2^8), not on the 512 rows the
-// partitions' k-means needs, so recall matches a training on every row (sample_rate 100,000).
+// 256 x 2^8), not on the 512 rows the partitions' k-means needs, so recall matches a training
+// on every row (sample_rate 100,000): 0.168 vs 0.170, where the old builder gave 0.135.
 // bench-compare found it: Strata's Fashion-MNIST IVF_PQ trained its PQ on 1,792 rows.
 TEST(BaseIvf, PqCodebooksTrainOnEnoughRowsWhenPartitionsAreFew) {
   auto recall = [](const std::string& params) {
