@@ -286,8 +286,8 @@ int main(int argc, char** argv) {
   serve
       ->add_option("--cache-bytes", opts.cache_bytes,
                    "Most bytes of the base table's memory-mapped data kept resident in the "
-                   "server process (pages over it are unmapped, the least recently dropped "
-                   "first, and read back from the page cache on their next use). Indexes and "
+                   "server process (over it, 8 MiB chunks are unmapped in clock order and "
+                   "read back from the page cache on their next use). Indexes and "
                    "MemTables are not counted. -1 = a quarter of physical memory; 0 = no bound")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
       ->capture_default_str();

@@ -42,7 +42,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
 
   // The bound on mapped base pages (io/mapped_file_cache.h): set before any table opens, so
   // the baseline is the binary's and libraries' pages only.
-  io::MappedFileCache::Global().SetLimit(io::CacheBytesOrDefault(options.cache_bytes));
+  const int64_t cache_bytes = io::CacheBytesOrDefault(options.cache_bytes);
+  io::MappedFileCache::Global().SetLimit(cache_bytes);
+  spdlog::info("--cache-bytes {}: mapped base pages resident in the process are bounded to {}",
+               options.cache_bytes,
+               cache_bytes == 0 ? std::string("no bound") : std::to_string(cache_bytes) + " bytes");
   io::MappedFileCache::Global().StartPoller(std::chrono::milliseconds(20));
 
   shard::ShardWriterOptions shard_options = options.shard;

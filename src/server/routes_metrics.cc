@@ -422,8 +422,10 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
   families.push_back(Counter("strata_cache_trim_seconds_total",
                              "Time spent unmapping chunks to stay under --cache-bytes.",
                              cache.trim_seconds));
-  families.push_back(Counter("strata_cache_dropped_bytes_total",
-                             "Mapped ranges unmapped to stay under --cache-bytes, in bytes.",
+  families.push_back(Counter("strata_cache_advised_bytes_total",
+                             "Mapped ranges passed to madvise(MADV_DONTNEED) to stay under "
+                             "--cache-bytes, resident or not (not bytes released: see "
+                             "strata_cache_resident_bytes).",
                              static_cast<double>(cache.dropped_bytes)));
   res.status = 200;
   res.set_content(metrics::RenderText(families), "text/plain; version=0.0.4; charset=utf-8");
