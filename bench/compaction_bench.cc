@@ -161,10 +161,10 @@ int RestartChild(const std::string& dir, int64_t cache_bytes) {
   if (cache_bytes == 0 && IndexType() != "HNSW") strata::bench::IvfSweep(snap);
   std::printf(
       "[figures] --cache-bytes %.1f MB: peak RSS during the queries %.1f MB = %.3f x raw vectors "
-      "(every 10th query); %lld trims dropped %.1f MB of mappings in %.3f s\n",
+      "(every 10th query); %lld trims advised %.1f MB of mappings in %.3f s\n",
       static_cast<double>(cache_bytes) / 1e6, static_cast<double>(peak) / 1e6,
       static_cast<double>(peak) / raw, static_cast<long long>(cache.trims),
-      static_cast<double>(cache.dropped_bytes) / 1e6, cache.trim_seconds);
+      static_cast<double>(cache.advised_bytes) / 1e6, cache.trim_seconds);
   return 0;
 }
 

@@ -82,8 +82,7 @@ int64_t MappedFileCache::TrimIfOver() {
   // Measure again after every quarter of the bound dropped (a /proc read costs more than an
   // madvise of a sparsely mapped chunk), so a trim reads /proc about 4 + mapped / limit times.
   const int64_t measure_every = std::max(kChunkBytes, limit / 4);
-  int64_t total = 0;
-  for (const MappedFile* f : files_) total += f->size();
+  const int64_t total = mapped_bytes_.load(std::memory_order_relaxed);  // exact under mu_
   int64_t dropped = 0, unmeasured = 0;
   while (dropped < total) {
     if (hand_file_ >= files_.size()) {
@@ -114,7 +113,7 @@ int64_t MappedFileCache::TrimIfOver() {
   if (rss >= 0) last_resident_.store(rss - baseline, std::memory_order_relaxed);
   if (dropped > 0) {
     trims_.fetch_add(1, std::memory_order_relaxed);
-    dropped_bytes_.fetch_add(dropped, std::memory_order_relaxed);
+    advised_bytes_.fetch_add(dropped, std::memory_order_relaxed);
   }
   trim_ns_.fetch_add(NowNs() - t0, std::memory_order_relaxed);
   return dropped;
@@ -149,15 +148,16 @@ MappedFileCache::Stats MappedFileCache::stats() const {
   Stats s;
   s.limit_bytes = limit_.load(std::memory_order_relaxed);
   const int64_t rss = ResidentFileBytes();
-  s.resident_bytes = rss < 0 ? last_resident_.load(std::memory_order_relaxed)
-                             : rss - baseline_.load(std::memory_order_relaxed);
+  s.resident_bytes =
+      std::max<int64_t>(0, rss < 0 ? last_resident_.load(std::memory_order_relaxed)
+                                   : rss - baseline_.load(std::memory_order_relaxed));
   s.trims = trims_.load(std::memory_order_relaxed);
-  s.dropped_bytes = dropped_bytes_.load(std::memory_order_relaxed);
+  s.advised_bytes = advised_bytes_.load(std::memory_order_relaxed);
   s.preads = preads_.load(std::memory_order_relaxed);
   s.trim_seconds = static_cast<double>(trim_ns_.load(std::memory_order_relaxed)) / 1e9;
+  s.mapped_bytes = mapped_bytes_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   s.mapped_files = static_cast<int64_t>(files_.size());
-  for (const MappedFile* f : files_) s.mapped_bytes += f->size();
   return s;
 }
 

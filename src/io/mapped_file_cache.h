@@ -4,9 +4,9 @@
 // query, scan, index build or compaction touches stays mapped into the process, and so counts
 // in its RSS, until the process unmaps it: without a bound, a 2,000,000-row base reached 1.34x
 // its raw vector bytes in RSS after 1,000 queries, almost all of it clean file pages. This
-// cache is those mapped pages, bounded: when the process's resident file pages (RssFile, from
-// /proc/self/statm) exceed the baseline measured at SetLimit by more than the limit, it drops
-// mapped chunks with madvise(MADV_DONTNEED) until they are under 3/4 of the limit.
+// cache is those mapped pages, bounded: when the process's resident file-backed pages (statm's
+// "shared" field: RssFile + RssShmem) exceed the baseline measured at SetLimit by more than the
+// limit, it drops mapped chunks with madvise(MADV_DONTNEED) until they are under 3/4 of the limit.
 //
 // - Dropping a chunk of a read-only MAP_PRIVATE file mapping only unmaps its pages from this
 //   process: they stay in the kernel's page cache, so the next touch is a minor fault (no
@@ -60,7 +60,7 @@ class MappedFileCache {
     int64_t mapped_bytes = 0;    // sizes of the registered mappings
     int64_t mapped_files = 0;    // registered mappings
     int64_t trims = 0;           // trims that dropped at least one chunk
-    int64_t dropped_bytes = 0;   // bytes of chunks dropped (mapped range, not pages)
+    int64_t advised_bytes = 0;   // ranges passed to madvise, resident or not
     double trim_seconds = 0;     // time spent trimming
     int64_t preads = 0;          // rows copied by MappedReads instead of mapped
   };
@@ -118,10 +118,11 @@ class MappedFileCache {
   std::atomic<int64_t> last_resident_{0};
   std::atomic<int64_t> last_check_ns_{0};
   std::atomic<int64_t> trims_{0};
-  std::atomic<int64_t> dropped_bytes_{0};
+  std::atomic<int64_t> advised_bytes_{0};
   std::atomic<int64_t> trim_ns_{0};
   std::atomic<int64_t> preads_{0};
-  std::atomic<int64_t> mapped_bytes_{0};  // sum of the registered mappings' sizes
+  std::atomic<int64_t> mapped_bytes_{
+      0};  // sum of the registered mappings' sizes; written under mu_
 
   mutable std::mutex mu_;
   std::vector<const MappedFile*> files_;  // guarded by mu_

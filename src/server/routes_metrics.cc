@@ -426,7 +426,7 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
                              "Mapped ranges passed to madvise(MADV_DONTNEED) to stay under "
                              "--cache-bytes, resident or not (not bytes released: see "
                              "strata_cache_resident_bytes).",
-                             static_cast<double>(cache.dropped_bytes)));
+                             static_cast<double>(cache.advised_bytes)));
   res.status = 200;
   res.set_content(metrics::RenderText(families), "text/plain; version=0.0.4; charset=utf-8");
 }
