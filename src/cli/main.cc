@@ -291,6 +291,13 @@ int main(int argc, char** argv) {
                    "MemTables are not counted. -1 = a quarter of physical memory; 0 = no bound")
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
       ->capture_default_str();
+  serve
+      ->add_option("--cache-dir", opts.cache_dir,
+                   "With --store s3://: local directory for copies of the SSTables and base "
+                   "fragments of open tables (made with ranged GETs, memory-mapped under "
+                   "--cache-bytes, removed when the table drops them). Needs local disk for "
+                   "the open tables' data files. Default: $TMPDIR or /tmp")
+      ->capture_default_str();
   int64_t recovery_max_backoff_ms = opts.recovery.max_backoff.count();
   serve
       ->add_option("--recovery-max-backoff-ms", recovery_max_backoff_ms,

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "io/fetched_file.h"
 #include "io/mapped_file_cache.h"
 #include "io/s3_object_store.h"
 #include "server/router.h"
@@ -57,6 +58,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
     STRATA_RETURN_IF_ERROR(io::ParseS3Url(options.store_url, &s3));
     STRATA_ASSIGN_OR_RETURN(s3, io::S3OptionsFromEnv(std::move(s3)));
     STRATA_ASSIGN_OR_RETURN(auto store, io::S3ObjectStore::Open(std::move(s3)));
+    if (!options.cache_dir.empty()) {
+      STRATA_RETURN_IF_ERROR(io::FetchedFiles::Global().SetRoot(options.cache_dir));
+    }
+    STRATA_ASSIGN_OR_RETURN(std::string fetch_dir, io::FetchedFiles::Global().Directory());
+    spdlog::info("data files of the object store are copied to {} and mapped there", fetch_dir);
     STRATA_ASSIGN_OR_RETURN(
         server->ctx_.catalog,
         table::Catalog::Open(std::shared_ptr<io::ObjectStore>(store), shard_options,

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "io/fetched_file.h"
 #include "io/mapped_file_cache.h"
 #include "server/server_context.h"
 #include "server/server_metrics.h"
@@ -427,6 +428,20 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
                              "--cache-bytes, resident or not (not bytes released: see "
                              "strata_cache_resident_bytes).",
                              static_cast<double>(cache.advised_bytes)));
+  const io::FetchedFiles::Stats fetched = io::FetchedFiles::Global().stats();
+  families.push_back(Gauge("strata_cache_fetched_files",
+                           "Local copies of an object store's data files, mapped by open "
+                           "tables (--cache-dir; 0 on a local disk).",
+                           static_cast<double>(fetched.files_on_disk)));
+  families.push_back(Gauge("strata_cache_fetched_bytes",
+                           "Bytes of those local copies on the local disk.",
+                           static_cast<double>(fetched.bytes_on_disk)));
+  families.push_back(Counter("strata_cache_fetched_bytes_total",
+                             "Bytes copied from the object store to local copies.",
+                             static_cast<double>(fetched.bytes_fetched)));
+  families.push_back(Counter("strata_cache_ranged_gets_total",
+                             "Ranged GETs sent to make local copies.",
+                             static_cast<double>(fetched.ranged_gets)));
   res.status = 200;
   res.set_content(metrics::RenderText(families), "text/plain; version=0.0.4; charset=utf-8");
 }

@@ -5,19 +5,12 @@
 #include <algorithm>
 
 #include "arrow/ipc/reader.h"
+#include "io/fetched_file.h"
 #include "io/local_object_store.h"
 #include "io/mapped_file.h"
 #include "sstable/sstable_writer.h"
 
 namespace strata::sstable {
-namespace {
-
-arrow::BufferPtr ToBuffer(std::string bytes) {
-  auto owner = std::make_shared<std::string>(std::move(bytes));
-  return arrow::Buffer::Wrap(owner->data(), static_cast<int64_t>(owner->size()), owner);
-}
-
-}  // namespace
 
 Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore& store,
                                                                  const std::string& shard_prefix,
@@ -35,19 +28,20 @@ Result<std::shared_ptr<const SSTableReader>> SSTableReader::Open(io::ObjectStore
     return bytes;
   };
 
-  // On a local disk data.arrow is memory-mapped (io/mapped_file.h): uncompressed bodies (the
-  // base's fragments) are used in place, so their rows live in the page cache, not the heap;
-  // compressed ones are decoded into the heap and the mapping goes with the reader's buffer.
+  // data.arrow is memory-mapped (io/mapped_file.h): in place on a local disk, as a local copy
+  // made with ranged GETs on any other store (io/fetched_file.h), so --cache-bytes bounds it
+  // either way. Uncompressed bodies (the base's fragments) are used in place, so their rows
+  // live in the page cache, not the heap; compressed ones are decoded into the heap and the
+  // mapping (and a copy) goes with the reader's buffer.
   arrow::BufferPtr data_buf;
-  if (auto* local = dynamic_cast<io::LocalObjectStore*>(&store)) {
+  {
     const std::string key = SSTableFileKey(shard_prefix, dir_name, kDataFile);
-    auto mapped = io::MappedFile::Open(local->PathOf(key));
+    auto* local = dynamic_cast<io::LocalObjectStore*>(&store);
+    auto mapped = local != nullptr ? io::MappedFile::Open(local->PathOf(key))
+                                   : io::FetchedFiles::Global().FetchAndMap(store, key);
     if (!mapped.ok()) return mapped.status().WithContext(where + "/" + kDataFile);
     r->num_bytes_ += (*mapped)->size();
     data_buf = arrow::Buffer::Wrap((*mapped)->data(), (*mapped)->size(), *mapped);
-  } else {
-    STRATA_ASSIGN_OR_RETURN(std::string data, get(kDataFile));
-    data_buf = ToBuffer(std::move(data));
   }
   auto read = arrow::ipc::ReadFile(std::move(data_buf));
   if (!read.ok()) return read.status().WithContext(where + "/" + kDataFile);
