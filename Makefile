@@ -74,13 +74,13 @@ tsan: deps
 # ports S3_TEST_PORT/S3_TEST_MON_PORT, runs every S3 and ObjectStore test with
 # STRATA_S3_ENDPOINT set (so none skips), then the LanceDB end-to-end suites below with the
 # server's data in the bucket (STRATA_E2E_STORE=s3), and stops the daemons by their pids on any
-# exit. Left out of S3_E2E_TESTS: versions (renameTable: no atomic move on S3), operations (it
+# exit. Left out of S3_E2E_TESTS: operations (it
 # expects the local "serving data directory" log line), http_errors (it corrupts and breaks
 # local files), arrow_interop (no server), bench_compare_smoke.
 S3_TEST_PORT ?= 17580
 S3_TEST_MON_PORT ?= 13400
 S3_E2E_TESTS ?= lancedb sdk_complete crash query_engine indexes primary_key columns flush_load \
-  pk_nulls select_appended add_columns_limits metrics s3_outage
+  pk_nulls select_appended add_columns_limits metrics s3_outage versions s3_fetch
 # The shell prefix of a recipe line that runs with a throw-away radosgw: starts s3-local in a
 # temporary directory (STRATA_S3_LOCAL_DIR), exports its S3_* / AWS_* variables, and stops it by
 # its pids on any exit.

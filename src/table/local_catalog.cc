@@ -8,6 +8,7 @@
 #include "common/wall_clock.h"
 #include "format/table_manifest.h"
 #include "io/local_object_store.h"
+#include "table/table_folders.h"
 #include "table/table_name.h"
 
 namespace strata::table {
@@ -33,6 +34,7 @@ LocalCatalog::LocalCatalog(std::shared_ptr<io::ObjectStore> store,
                            shard::ShardWriterOptions shard_options,
                            base::CompactionOptions compaction, RecoveryOptions recovery)
     : store_(std::move(store)),
+      folders_(store_),
       shard_options_(std::move(shard_options)),
       compaction_(compaction),
       recovery_(recovery) {
@@ -79,28 +81,12 @@ std::optional<io::FreeSpaceState> LocalCatalog::FreeSpace() const {
 }
 
 std::string LocalCatalog::TablePrefix(const std::string& database, const std::string& name) {
-  return EncodeNameForDir(database) + "/" + EncodeNameForDir(name);
+  return TableFolders::PlainPrefix(database, name);
 }
 
 Result<std::vector<std::string>> LocalCatalog::ListTables(const std::string& database) {
   STRATA_RETURN_IF_ERROR(ValidateTableName(database, "database name"));
-  const std::string db_dir = EncodeNameForDir(database);
-  STRATA_ASSIGN_OR_RETURN(auto dirs, store_->ListChildren(db_dir + "/"));
-  std::vector<std::string> names;
-  for (const auto& dir : dirs) {
-    const std::string prefix = db_dir + "/" + dir;
-    auto decoded = DecodeNameFromDir(dir);
-    if (decoded) {
-      // A table exists once a manifest is committed (creates in flight and drops do not count).
-      STRATA_ASSIGN_OR_RETURN(auto versions, store_->List(prefix + "/_versions/"));
-      if (!versions.empty()) names.push_back(std::move(*decoded));
-    } else if (!dir.empty() && dir[0] == '~') {
-      auto m = format::LoadLatestTableManifest(*store_, prefix);
-      if (m.ok() && m->has_value()) names.push_back((*m)->table_name());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  return folders_.List(database);
 }
 
 Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& database,
@@ -135,17 +121,12 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
 Result<std::shared_ptr<LocalTable>> LocalCatalog::OpenLocked(const std::string& database,
                                                              const std::string& name) {
   auto key = std::make_pair(database, name);
-  const std::string prefix = TablePrefix(database, name);
-  STRATA_ASSIGN_OR_RETURN(auto manifest, format::LoadLatestTableManifest(*store_, prefix));
-  // A plain folder name decodes to exactly one table name, so it is authoritative (a rename
-  // that crashed before its manifest commit leaves the old table_name); a hashed folder needs
-  // the manifest's table_name to tell names apart.
-  if (!manifest ||
-      (manifest->table_name() != name && !DecodeNameFromDir(EncodeNameForDir(name)).has_value())) {
-    return Status::NotFound("table '" + name + "' not found");
-  }
-  STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Open(store_, prefix, name, std::move(*manifest),
-                                                       shard_options_, compaction_));
+  // The folder whose newest manifest names the table (table/table_folders.h).
+  STRATA_ASSIGN_OR_RETURN(auto found, folders_.Find(database, name));
+  if (!found) return Status::NotFound("table '" + name + "' not found");
+  STRATA_ASSIGN_OR_RETURN(auto table,
+                          LocalTable::Open(store_, found->prefix, name, std::move(found->manifest),
+                                           shard_options_, compaction_));
   open_.emplace(key, table);
   return table;
 }
@@ -187,9 +168,9 @@ Result<std::shared_ptr<Table>> LocalCatalog::CreateTable(
     }
   }
   if (!existing.status().IsNotFound()) return existing.status();
-  STRATA_ASSIGN_OR_RETURN(
-      auto table, LocalTable::Create(store_, TablePrefix(database, name), name, schema, batches,
-                                     shard_options_, compaction_, lsm_spec));
+  STRATA_ASSIGN_OR_RETURN(std::string prefix, folders_.PrefixForNewTable(database, name));
+  STRATA_ASSIGN_OR_RETURN(auto table, LocalTable::Create(store_, prefix, name, schema, batches,
+                                                         shard_options_, compaction_, lsm_spec));
   open_.emplace(std::make_pair(database, name), table);
   return std::shared_ptr<Table>(std::move(table));
 }
@@ -205,11 +186,12 @@ Status LocalCatalog::DropTable(const std::string& database, const std::string& n
     if (!table.ok()) {
       if (!table.status().IsNotFound()) {
         // A table that cannot be opened (corrupt) can still be dropped: remove its files.
-        auto manifest = format::LoadLatestTableManifest(*store_, TablePrefix(database, name));
-        if (manifest.ok() && manifest->has_value()) {
-          STRATA_ASSIGN_OR_RETURN(auto objects, store_->List(TablePrefix(database, name) + "/"));
+        auto found = folders_.Find(database, name);
+        if (found.ok() && found->has_value()) {
+          const std::string prefix = (*found)->prefix;
+          STRATA_ASSIGN_OR_RETURN(auto objects, store_->List(prefix + "/"));
           for (const auto& o : objects) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
-          return Status::OK();
+          return folders_.RemovePointerTo(database, name, prefix);
         }
       }
       return table.status();
@@ -220,6 +202,7 @@ Status LocalCatalog::DropTable(const std::string& database, const std::string& n
   }
   // Without mu_ (see the header): the table's own lock orders its writers against the drop.
   Status st = dropped->Drop();
+  if (st.ok()) st = folders_.RemovePointerTo(database, name, dropped->prefix());
   dropped.reset();
   std::lock_guard<std::mutex> lock(mu_);
   dropping_.erase(key);
@@ -240,20 +223,37 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   auto target = GetLocked(database, to);
   if (target.ok()) return Status::AlreadyExists("table '" + to + "' already exists");
   if (!target.status().IsNotFound()) return target.status();
-  const std::string from_prefix = TablePrefix(database, from);
+  const std::string from_prefix = table->prefix();
   const std::string to_prefix = TablePrefix(database, to);
-  // Leftovers of a create that crashed before its manifest committed (not a table).
-  STRATA_ASSIGN_OR_RETURN(auto leftovers, store_->List(to_prefix + "/"));
-  for (const auto& o : leftovers) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
+  // A local disk moves the folder to the new name's plain folder (one atomic rename). An
+  // object store cannot: the table keeps its folder and the manifest commit below renames it,
+  // found by a pointer (table/table_folders.h). The plain folder of `to` may hold a table
+  // renamed away from it; then it is not moved onto either.
+  STRATA_ASSIGN_OR_RETURN(auto to_plain, format::LoadLatestTableManifest(*store_, to_prefix));
+  const bool may_move = !to_plain && from_prefix == TablePrefix(database, from);
+  if (may_move) {
+    // Leftovers of a create that crashed before its manifest committed (not a table).
+    STRATA_ASSIGN_OR_RETURN(auto leftovers, store_->List(to_prefix + "/"));
+    for (const auto& o : leftovers) STRATA_RETURN_IF_ERROR(store_->Remove(o.key));
+  }
 
   STRATA_RETURN_IF_ERROR(table->CloseForRename());
   open_.erase(std::make_pair(database, from));
-  Status moved = store_->RenamePrefix(from_prefix, to_prefix);
-  if (!moved.ok()) {
+  std::string folder = to_prefix;
+  Status moved =
+      may_move ? store_->RenamePrefix(from_prefix, to_prefix) : Status::NotSupported("no move");
+  if (moved.code() == StatusCode::kNotSupported) {
+    folder = from_prefix;
+    if (folder != to_prefix) {
+      Status pointed = folders_.WritePointer(database, to, folder);
+      if (!pointed.ok())
+        return pointed.WithContext("rename of table '" + from + "' to '" + to + "'");
+    }
+  } else if (!moved.ok()) {
     // Nothing moved: the next GetTable reopens the table under its old name.
     return moved.WithContext("rename of table '" + from + "' to '" + to + "'");
   }
-  STRATA_ASSIGN_OR_RETURN(auto manifest, format::LoadLatestTableManifest(*store_, to_prefix));
+  STRATA_ASSIGN_OR_RETURN(auto manifest, format::LoadLatestTableManifest(*store_, folder));
   if (!manifest) {
     return Status::Internal("table '" + to + "': no manifest after moving '" + from_prefix + "'");
   }
@@ -261,8 +261,16 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   m.set_version(m.version() + 1);
   m.set_table_name(to);
   m.set_created_at_micros(WallClockMicros());
-  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, to_prefix, m));
-  STRATA_ASSIGN_OR_RETURN(auto reopened, LocalTable::Open(store_, to_prefix, to, std::move(m),
+  // The rename's commit point (a put-if-absent of the next version).
+  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, folder, m));
+  if (folder == from_prefix) {
+    Status stale = folders_.RemovePointerTo(database, from, folder);
+    if (!stale.ok()) {
+      spdlog::warn("rename of table '{}' to '{}': its old pointer stays (ignored by lookups): {}",
+                   from, to, stale.ToString());
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(auto reopened, LocalTable::Open(store_, folder, to, std::move(m),
                                                           shard_options_, compaction_));
   open_.emplace(std::make_pair(database, to), std::move(reopened));
   return Status::OK();

@@ -25,6 +25,7 @@
 #include "table/catalog.h"
 #include "table/local_table.h"
 #include "table/supervisor.h"
+#include "table/table_folders.h"
 
 namespace strata::table {
 
@@ -46,11 +47,13 @@ class LocalCatalog : public Catalog {
   Result<std::shared_ptr<Table>> GetTable(const std::string& database,
                                           const std::string& name) override;
   Status DropTable(const std::string& database, const std::string& name) override;
-  /// Closes the table, moves its folder (ObjectStore::RenamePrefix), commits a manifest with
-  /// the new table_name under the new folder and reopens it (replaying its WAL). A crash
-  /// between the move and that commit leaves a manifest naming the old table in the new
-  /// folder: GetTable accepts it for plain (decodable) folder names, where the folder name is
-  /// authoritative; a hashed ("~...") folder then reads as missing until repaired by hand.
+  /// Closes the table and renames it. On a local disk it moves the folder to the new name's
+  /// plain folder (ObjectStore::RenamePrefix) and commits a manifest with the new table_name
+  /// there; a crash between the move and that commit leaves a manifest naming the old table in
+  /// the new folder, which GetTable accepts for plain (decodable) folder names, where the
+  /// folder name is authoritative. On a store without an atomic move (S3) the table keeps its
+  /// folder: a pointer to it is written, then the manifest naming the new name is committed
+  /// (the commit point; table/table_folders.h). Either way the table reopens (WAL replay).
   Status RenameTable(const std::string& database, const std::string& from,
                      const std::string& to) override;
   /// Defined in local_catalog_metrics.cc; takes mu_.
@@ -81,6 +84,7 @@ class LocalCatalog : public Catalog {
   };
 
   const std::shared_ptr<io::ObjectStore> store_;
+  TableFolders folders_;  // stateless besides store_
   const shard::ShardWriterOptions shard_options_;
   const base::CompactionOptions compaction_;
   std::mutex mu_;
