@@ -80,7 +80,7 @@ tsan: deps
 S3_TEST_PORT ?= 17580
 S3_TEST_MON_PORT ?= 13400
 S3_E2E_TESTS ?= lancedb sdk_complete crash query_engine indexes primary_key columns flush_load \
-  pk_nulls select_appended add_columns_limits metrics s3_outage versions s3_fetch
+  pk_nulls select_appended add_columns_limits metrics s3_outage versions s3_fetch s3_fencing
 # The shell prefix of a recipe line that runs with a throw-away radosgw: starts s3-local in a
 # temporary directory (STRATA_S3_LOCAL_DIR), exports its S3_* / AWS_* variables, and stops it by
 # its pids on any exit.
