@@ -57,8 +57,9 @@ asan: deps
 # (eval "$(scripts/s3-local start DIR)" first to run them too).
 # Differential too: its base compactions grow HNSW graphs (the same stackless pairs hid, at
 # the first report, hnswlib's benign prefetch over-read, see tsan.supp); and FilteredSearch,
-# whose tables build HNSW graphs (RowPredicateAgreesWithTheEvaluator halted on such a pair).
-TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency|Differential|FilteredSearch
+# whose tables build HNSW graphs (RowPredicateAgreesWithTheEvaluator halted on such a pair); and
+# ReadRequests, which searches HNSW graphs of every tier (stackless pairs, 2026-12-04).
+TSAN_HNSW_TESTS := Hnsw|TierVector|FtsSearch|IndexSoak|Exact|ReadViewConcurrency|BaseConcurrency|Differential|FilteredSearch|ReadRequests
 tsan: deps
 	cmake -S . -B build/tsan $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_SANITIZE=tsan
 	cmake --build build/tsan -j $(JOBS)
