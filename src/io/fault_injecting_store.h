@@ -112,6 +112,7 @@ class FaultInjectingStore final : public ObjectStore {
   Status Remove(const std::string& key) override;
   /// Passes through to the wrapped store (no faults).
   Status RenamePrefix(const std::string& from, const std::string& to) override;
+  bool SupportsRenamePrefix() const override { return inner_->SupportsRenamePrefix(); }
 
  private:
   struct Rule {

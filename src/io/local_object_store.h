@@ -32,6 +32,7 @@ class LocalObjectStore : public ObjectStore {
   /// One rename(2) of directory {root}/from to {root}/to (renameat2 RENAME_NOREPLACE, so an
   /// existing target fails AlreadyExists atomically), then fsyncs both parent directories.
   Status RenamePrefix(const std::string& from, const std::string& to) override;
+  bool SupportsRenamePrefix() const override { return true; }
 
   /// Absolute root directory (no trailing '/').
   const std::string& root() const { return root_; }

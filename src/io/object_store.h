@@ -68,6 +68,8 @@ class ObjectStore {
   /// atomic move (the default; a remote store would need a manifest-level indirection);
   /// IOError.
   virtual Status RenamePrefix(const std::string& from, const std::string& to);
+  /// Whether RenamePrefix can succeed on this store (false: it is always NotSupported).
+  virtual bool SupportsRenamePrefix() const { return false; }
 };
 
 /// Checks `key` is a well-formed relative key (see the file comment); Invalid naming the key

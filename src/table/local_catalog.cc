@@ -230,7 +230,8 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   // found by a pointer (table/table_folders.h). The plain folder of `to` may hold a table
   // renamed away from it; then it is not moved onto either.
   STRATA_ASSIGN_OR_RETURN(auto to_plain, format::LoadLatestTableManifest(*store_, to_prefix));
-  const bool may_move = !to_plain && from_prefix == TablePrefix(database, from);
+  const bool may_move =
+      store_->SupportsRenamePrefix() && !to_plain && from_prefix == TablePrefix(database, from);
   if (may_move) {
     // Leftovers of a create that crashed before its manifest committed (not a table).
     STRATA_ASSIGN_OR_RETURN(auto leftovers, store_->List(to_prefix + "/"));
@@ -257,12 +258,26 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   if (!manifest) {
     return Status::Internal("table '" + to + "': no manifest after moving '" + from_prefix + "'");
   }
+  // Without a move, the newest manifest must still name `from`: another server on the same
+  // bucket may have renamed or dropped the table since this one opened it.
+  if (folder == from_prefix && manifest->table_name() != from) {
+    return Status::Fenced("rename of table '" + from + "' to '" + to +
+                          "': another server renamed it to '" + manifest->table_name() +
+                          "' meanwhile (table version " + std::to_string(manifest->version()) +
+                          "); nothing was changed");
+  }
   format::TableManifest m = std::move(*manifest);
   m.set_version(m.version() + 1);
   m.set_table_name(to);
   m.set_created_at_micros(WallClockMicros());
   // The rename's commit point (a put-if-absent of the next version).
-  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, folder, m));
+  Status committed = format::CommitTableManifest(*store_, folder, m);
+  if (committed.IsAlreadyExists()) {
+    return Status::Fenced("rename of table '" + from + "' to '" + to +
+                          "': another server committed table version " +
+                          std::to_string(m.version()) + " first; nothing was changed");
+  }
+  STRATA_RETURN_IF_ERROR(committed);
   if (folder == from_prefix) {
     Status stale = folders_.RemovePointerTo(database, from, folder);
     if (!stale.ok()) {
@@ -270,9 +285,14 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
                    from, to, stale.ToString());
     }
   }
-  STRATA_ASSIGN_OR_RETURN(auto reopened, LocalTable::Open(store_, folder, to, std::move(m),
-                                                          shard_options_, compaction_));
-  open_.emplace(std::make_pair(database, to), std::move(reopened));
+  // The rename is committed. The old table object is still held (`table`), so the reopen
+  // maps the data files it maps, not second copies (io/fetched_file.h). A failed reopen does
+  // not undo the rename: it is recorded like any failed open and retried in the background.
+  auto reopened = GetLocked(database, to);
+  if (!reopened.ok()) {
+    spdlog::error("table '{}' renamed to '{}', but it could not be reopened yet: {}", from, to,
+                  reopened.status().ToString());
+  }
   return Status::OK();
 }
 

@@ -98,9 +98,11 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   }
   STRATA_ASSIGN_OR_RETURN(auto existing, format::LoadLatestTableManifest(*store, prefix));
   if (existing) return Status::AlreadyExists("table '" + name + "' already exists");
-  // Leftovers of a create that crashed before its manifest committed.
-  STRATA_ASSIGN_OR_RETURN(auto leftovers, store->List(prefix + "/"));
-  for (const auto& o : leftovers) STRATA_RETURN_IF_ERROR(store->Remove(o.key));
+  // Objects already under the prefix are NOT removed: they may be another server's create of
+  // the same table in flight on a shared bucket (removing them lost that server's
+  // acknowledged rows, or its committed first manifest, in a break test). What a crashed
+  // create left is garbage that never collides with this create's keys (a fresh shard id,
+  // manifests put-if-absent) and GC removes it once the table exists (base/gc.h rules 2, 5).
 
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
   std::shared_ptr<LocalTable> t(

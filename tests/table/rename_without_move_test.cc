@@ -4,7 +4,9 @@
 // RenamePrefix as S3ObjectStore does and can fail puts (FaultInjectingStore).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../io/storage_test_util.h"
@@ -207,6 +209,68 @@ TEST_F(RenameWithoutMove, LongHashedNames) {
   EXPECT_EQ(Names(), (std::vector<std::string>{long_a, long_b}));
   EXPECT_EQ(Rows(long_b), Range(0, 2));
   EXPECT_EQ(Rows(long_a), Range(50, 1));
+}
+
+// Two servers on one bucket (break test, issue 17): a second catalog on the same store.
+std::unique_ptr<Catalog> SecondServer(const std::shared_ptr<io::ObjectStore>& store) {
+  auto c = Catalog::Open(store);
+  EXPECT_TRUE(c.ok());
+  return c.ok() ? std::move(*c) : nullptr;
+}
+
+// Server A's create is at its manifest commit when server B's create of the same name starts.
+// B must not remove A's objects as "leftovers of a crashed create": before, it did, and A's
+// create then committed and answered OK with its rows gone.
+TEST_F(RenameWithoutMove, ConcurrentCreatesOnTwoServersLoseNoAcknowledgedRow) {
+  auto other = SecondServer(store_);
+  io::PutFault hold_a;
+  hold_a.key_contains = "_versions/1.manifest";
+  hold_a.times = 1;
+  hold_a.hold = true;
+  hold_a.fail = false;
+  const int a_rule = faults_->AddFault(hold_a);
+  Status a_status;
+  std::thread a([&] {
+    a_status =
+        catalog_->CreateTable("default", "t", TestSchema(), {MakeBatch(0, 5)}, CreateMode::kCreate)
+            .status();
+  });
+  while (faults_->held_puts() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const int b_rule = faults_->AddFault(hold_a);  // B's commit waits too, after A's
+  Status b_status;
+  std::thread b([&] {
+    b_status =
+        other->CreateTable("default", "t", TestSchema(), {MakeBatch(100, 7)}, CreateMode::kCreate)
+            .status();
+  });
+  while (faults_->held_puts() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  faults_->RemoveFault(a_rule);
+  a.join();
+  faults_->RemoveFault(b_rule);
+  b.join();
+  ASSERT_TRUE(a_status.ok()) << a_status.ToString();
+  EXPECT_TRUE(b_status.IsAlreadyExists()) << b_status.ToString();
+  other.reset();
+  Reopen();
+  EXPECT_EQ(Rows("t"), Range(0, 5));  // A's acknowledged rows
+}
+
+// A stale server renames a table another server renamed meanwhile: refused with 409 fenced,
+// nothing changed (before, it committed on top: both renames answered 200).
+TEST_F(RenameWithoutMove, ARenameOfANameAnotherServerRenamedIsFenced) {
+  ASSERT_TRUE(
+      catalog_->CreateTable("default", "a", TestSchema(), {MakeBatch(0, 3)}, CreateMode::kCreate)
+          .ok());
+  auto other = SecondServer(store_);
+  ASSERT_TRUE(other->GetTable("default", "a").ok());  // B opens a (and claims its shard)
+  ASSERT_TRUE(other->RenameTable("default", "a", "b").ok());
+  Status st = catalog_->RenameTable("default", "a", "c");  // A still has "a" open
+  EXPECT_EQ(st.code(), StatusCode::kFenced) << st.ToString();
+  EXPECT_NE(st.message().find("renamed it to 'b'"), std::string::npos) << st.ToString();
+  other.reset();
+  Reopen();
+  EXPECT_EQ(Names(), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(Rows("b"), Range(0, 3));
 }
 
 }  // namespace
