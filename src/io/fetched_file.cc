@@ -21,9 +21,15 @@ namespace strata::io {
 struct FetchedCopy {
   FetchedFiles* owner = nullptr;
   std::shared_ptr<const MappedFile> file;
+  std::string key;
   std::string path;
   int64_t bytes = 0;
   ~FetchedCopy() {
+    {
+      std::lock_guard<std::mutex> lock(owner->mu_);
+      auto it = owner->live_.find(key);
+      if (it != owner->live_.end() && it->second.expired()) owner->live_.erase(it);
+    }
     file.reset();
     ::unlink(path.c_str());
     owner->files_on_disk_.fetch_sub(1, std::memory_order_relaxed);
@@ -119,6 +125,18 @@ Result<std::string> FetchedFiles::Directory() {
 
 Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore& store,
                                                                     const std::string& key) {
+  {
+    std::shared_ptr<const MappedFile> live;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = live_.find(key);
+      if (it != live_.end()) live = it->second.lock();
+    }
+    if (live != nullptr) {
+      reused_.fetch_add(1, std::memory_order_relaxed);
+      return live;
+    }
+  }
   STRATA_ASSIGN_OR_RETURN(ObjectMeta meta, store.Head(key));
   STRATA_ASSIGN_OR_RETURN(std::string dir, Directory());
   const std::string path =
@@ -160,9 +178,12 @@ Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore&
                                      static_cast<off_t>(offset) + static_cast<off_t>(done));
           if (n < 0 && errno == EINTR) continue;
           if (n <= 0) {
-            st = Status::IOError("writing the copy of " + key + " to " + path + ": " +
-                                 std::strerror(n < 0 ? errno : EIO) +
-                                 " (--cache-dir names where copies go)");
+            const int e = n < 0 ? errno : EIO;
+            std::string what = "writing the copy of " + key + " to " + path + ": " +
+                               std::strerror(e) + " (--cache-dir names where copies go)";
+            // A full local disk is the 507 of writes refused for space, not a store failure.
+            st = e == ENOSPC ? Status(StatusCode::kInsufficientStorage, std::move(what))
+                             : Status::IOError(std::move(what));
             break;
           }
           done += static_cast<size_t>(n);
@@ -206,10 +227,16 @@ Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore&
   auto copy = std::make_shared<FetchedCopy>();
   copy->owner = this;
   copy->file = std::move(*mapped);
+  copy->key = key;
   copy->path = path;
   copy->bytes = size;
   const MappedFile* raw = copy->file.get();
-  return std::shared_ptr<const MappedFile>(std::move(copy), raw);
+  std::shared_ptr<const MappedFile> out(std::move(copy), raw);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_[key] = out;  // a concurrent fetch of the same key: the newer copy is the one reused
+  }
+  return out;
 }
 
 FetchedFiles::Stats FetchedFiles::stats() const {
@@ -217,6 +244,7 @@ FetchedFiles::Stats FetchedFiles::stats() const {
   s.files_fetched = files_fetched_.load(std::memory_order_relaxed);
   s.bytes_fetched = bytes_fetched_.load(std::memory_order_relaxed);
   s.ranged_gets = ranged_gets_.load(std::memory_order_relaxed);
+  s.reused = reused_.load(std::memory_order_relaxed);
   s.files_on_disk = files_on_disk_.load(std::memory_order_relaxed);
   s.bytes_on_disk = bytes_on_disk_.load(std::memory_order_relaxed);
   return s;

@@ -17,7 +17,11 @@
 // Correctness: the copy's length must equal the object's size from a HEAD and every ranged
 // GET but the last must return its full length, otherwise the fetch fails with IOError
 // (a truncated body is never mapped). Objects fetched are immutable once published (SSTables
-// and base fragments are written once under fresh names), so a copy never goes stale.
+// and base fragments are written once under fresh names, "{8 random hex}_gen_{g}"), so a
+// copy never goes stale, and a key fetched while a copy of it is still mapped gets that copy
+// (no request, no second file): a table reopened by writer recovery or a rename maps what the
+// old table object still maps, instead of needing room for a second copy (break test: a
+// poisoned writer stayed down with 79 MB free for a 107 MB base).
 //
 // Thread-safety: every method may be called from many threads at once (counters are
 // atomics; the root is guarded by `mu_`).
@@ -28,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "common/status.h"
 #include "io/mapped_file.h"
@@ -47,6 +52,7 @@ class FetchedFiles {
     int64_t files_fetched = 0;  // copies made since start
     int64_t bytes_fetched = 0;  // bytes copied since start
     int64_t ranged_gets = 0;    // ranged GETs sent since start
+    int64_t reused = 0;         // fetches answered with a live copy since start
     int64_t files_on_disk = 0;  // copies present now (mapped by an open reader)
     int64_t bytes_on_disk = 0;  // their bytes
   };
@@ -81,12 +87,16 @@ class FetchedFiles {
   friend struct FetchedCopy;
   Options options_;
   mutable std::mutex mu_;
-  std::string dir_;                  // guarded by mu_: "" until first use or SetRoot
+  std::string dir_;  // guarded by mu_: "" until first use or SetRoot
+  // guarded by mu_: the live copies by key (an entry expires with its last mapping and is
+  // erased by the copy's destructor)
+  std::unordered_map<std::string, std::weak_ptr<const MappedFile>> live_;
   bool at_exit_registered_ = false;  // guarded by mu_
   std::atomic<int64_t> seq_{0};
   std::atomic<int64_t> files_fetched_{0};
   std::atomic<int64_t> bytes_fetched_{0};
   std::atomic<int64_t> ranged_gets_{0};
+  std::atomic<int64_t> reused_{0};
   std::atomic<int64_t> files_on_disk_{0};
   std::atomic<int64_t> bytes_on_disk_{0};
 };

@@ -107,12 +107,17 @@ TEST_F(FetchedFilesTest, CopiesWithRangedGetsMapsAndRemovesTheCopyWithTheMapping
   EXPECT_EQ(s.ranged_gets, 6);
   EXPECT_EQ(s.files_on_disk, 1);
   EXPECT_EQ(s.bytes_on_disk, size);
-  // A copy of the same key is a second file (each reader owns its copy).
+  // The same key while a copy is mapped: that copy, with no request and no second file (a
+  // reopened table maps what the old table object maps).
+  remote_->ResetCounters();
   auto m2 = files_.FetchAndMap(*remote_, "db/t/data.arrow");
   ASSERT_TRUE(m2.ok());
-  EXPECT_EQ(FilesIn(dir), 2u);
-  m->reset();
+  EXPECT_EQ((*m2)->data(), (*m)->data());
   EXPECT_EQ(FilesIn(dir), 1u);
+  EXPECT_EQ(remote_->stats().heads + remote_->stats().get_ranges, 0u);
+  EXPECT_EQ(files_.stats().reused, 1);
+  m->reset();
+  EXPECT_EQ(FilesIn(dir), 1u);  // still mapped through m2
   EXPECT_EQ(static_cast<char>((*m2)->data()[size - 1]), bytes.back());
   m2->reset();
   EXPECT_EQ(FilesIn(dir), 0u);
@@ -120,6 +125,11 @@ TEST_F(FetchedFilesTest, CopiesWithRangedGetsMapsAndRemovesTheCopyWithTheMapping
   EXPECT_EQ(s.files_on_disk, 0);
   EXPECT_EQ(s.bytes_on_disk, 0);
   EXPECT_EQ(MappedFileCache::Global().stats().mapped_bytes, mapped0);
+  // Once the last mapping went, the key is fetched again.
+  auto m3 = files_.FetchAndMap(*remote_, "db/t/data.arrow");
+  ASSERT_TRUE(m3.ok());
+  EXPECT_EQ(remote_->stats().get_ranges, 6u);
+  EXPECT_EQ(files_.stats().files_fetched, 2);
 }
 
 TEST_F(FetchedFilesTest, ATruncatedBodyFailsAndLeavesNoCopy) {
@@ -188,7 +198,29 @@ TEST_F(FetchedFilesTest, ConcurrentFetchesOfManyKeysReadTheirOwnBytes) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(bad.load(), 0);
   EXPECT_EQ(files_.stats().files_on_disk, 0);
+  // Each round's copy went before the next round: every round fetched.
   EXPECT_EQ(files_.stats().files_fetched, kKeys * 3);
+}
+
+TEST_F(FetchedFilesTest, ConcurrentFetchesOfAMappedKeyShareItsCopy) {
+  ASSERT_TRUE(local_->Put("db/t/shared", Pattern(3 << 20, 11)).ok());
+  auto first = files_.FetchAndMap(*remote_, "db/t/shared");
+  ASSERT_TRUE(first.ok());
+  std::vector<std::thread> threads;
+  std::atomic<int> same{0};
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 20; ++round) {
+        auto m = files_.FetchAndMap(*remote_, "db/t/shared");
+        if (m.ok() && (*m)->data() == (*first)->data()) ++same;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(same.load(), 160);
+  EXPECT_EQ(files_.stats().files_fetched, 1);
+  EXPECT_EQ(files_.stats().reused, 160);
+  EXPECT_EQ(FilesIn(*files_.Directory()), 1u);
 }
 
 }  // namespace
