@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "../io/forwarding_store.h"
 #include "../io/storage_test_util.h"
 #include "arrow/builder.h"
 #include "format/deletion_vector.h"
@@ -558,34 +559,19 @@ TEST_F(GcTest, OrphanShardFoldersAreRemovedWhenAllTheirFilesAreOld) {
 }
 
 // An ObjectStore that cannot tell modification times (mtime_micros = 0).
-class NoMtimeStore final : public io::ObjectStore {
+class NoMtimeStore final : public strata::testing::ForwardingStore {
  public:
-  explicit NoMtimeStore(std::shared_ptr<io::ObjectStore> inner) : inner_(std::move(inner)) {}
-  Status Put(const std::string& k, std::string_view d) override { return inner_->Put(k, d); }
-  Status PutIfAbsent(const std::string& k, std::string_view d) override {
-    return inner_->PutIfAbsent(k, d);
-  }
-  Result<std::string> Get(const std::string& k) override { return inner_->Get(k); }
-  Result<std::string> GetRange(const std::string& k, int64_t o, int64_t n) override {
-    return inner_->GetRange(k, o, n);
-  }
+  using ForwardingStore::ForwardingStore;
   Result<io::ObjectMeta> Head(const std::string& k) override {
-    STRATA_ASSIGN_OR_RETURN(auto m, inner_->Head(k));
+    STRATA_ASSIGN_OR_RETURN(auto m, inner()->Head(k));
     m.mtime_micros = 0;
     return m;
   }
   Result<std::vector<io::ObjectMeta>> List(const std::string& p) override {
-    STRATA_ASSIGN_OR_RETURN(auto list, inner_->List(p));
+    STRATA_ASSIGN_OR_RETURN(auto list, inner()->List(p));
     for (auto& m : list) m.mtime_micros = 0;
     return list;
   }
-  Result<std::vector<std::string>> ListChildren(const std::string& p) override {
-    return inner_->ListChildren(p);
-  }
-  Status Remove(const std::string& k) override { return inner_->Remove(k); }
-
- private:
-  std::shared_ptr<io::ObjectStore> inner_;
 };
 
 // Ages: an unknown modification time counts as young, so no age rule removes the file; the

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "forwarding_store.h"
 #include "io/fault_injecting_store.h"
 #include "io/local_object_store.h"
 #include "io/mapped_file_cache.h"
@@ -38,31 +39,19 @@ size_t FilesIn(const std::string& dir) {
 
 // Answers every ranged GET reaching past `cut` with the bytes before it only (a body cut
 // short by the network), as S3's GetRange contract would never do for an object that long.
-class TruncatingStore : public ObjectStore {
+class TruncatingStore : public strata::testing::ForwardingStore {
  public:
   TruncatingStore(std::shared_ptr<ObjectStore> inner, int64_t cut)
-      : inner_(std::move(inner)), cut_(cut) {}
+      : ForwardingStore(std::move(inner)), cut_(cut) {}
   Result<std::string> GetRange(const std::string& key, int64_t offset, int64_t length) override {
-    STRATA_ASSIGN_OR_RETURN(std::string s, inner_->GetRange(key, offset, length));
+    STRATA_ASSIGN_OR_RETURN(std::string s, inner()->GetRange(key, offset, length));
     if (offset + static_cast<int64_t>(s.size()) > cut_) {
       s.resize(static_cast<size_t>(std::max<int64_t>(0, cut_ - offset)));
     }
     return s;
   }
-  Status Put(const std::string& k, std::string_view d) override { return inner_->Put(k, d); }
-  Status PutIfAbsent(const std::string& k, std::string_view d) override {
-    return inner_->PutIfAbsent(k, d);
-  }
-  Result<std::string> Get(const std::string& k) override { return inner_->Get(k); }
-  Result<ObjectMeta> Head(const std::string& k) override { return inner_->Head(k); }
-  Result<std::vector<ObjectMeta>> List(const std::string& p) override { return inner_->List(p); }
-  Result<std::vector<std::string>> ListChildren(const std::string& p) override {
-    return inner_->ListChildren(p);
-  }
-  Status Remove(const std::string& k) override { return inner_->Remove(k); }
 
  private:
-  std::shared_ptr<ObjectStore> inner_;
   int64_t cut_;
 };
 

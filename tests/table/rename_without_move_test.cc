@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "../io/forwarding_store.h"
 #include "../io/storage_test_util.h"
 #include "../live_rows_util.h"
 #include "format/table_manifest.h"
@@ -27,30 +28,8 @@ using strata::testing::Range;
 using strata::testing::TempDir;
 using strata::testing::TestSchema;
 
-// Forwards to `inner` but has no RenamePrefix (the ObjectStore default: NotSupported).
-class NoMoveStore : public io::ObjectStore {
- public:
-  explicit NoMoveStore(std::shared_ptr<io::ObjectStore> inner) : inner_(std::move(inner)) {}
-  Status Put(const std::string& k, std::string_view d) override { return inner_->Put(k, d); }
-  Status PutIfAbsent(const std::string& k, std::string_view d) override {
-    return inner_->PutIfAbsent(k, d);
-  }
-  Result<std::string> Get(const std::string& k) override { return inner_->Get(k); }
-  Result<std::string> GetRange(const std::string& k, int64_t o, int64_t n) override {
-    return inner_->GetRange(k, o, n);
-  }
-  Result<io::ObjectMeta> Head(const std::string& k) override { return inner_->Head(k); }
-  Result<std::vector<io::ObjectMeta>> List(const std::string& p) override {
-    return inner_->List(p);
-  }
-  Result<std::vector<std::string>> ListChildren(const std::string& p) override {
-    return inner_->ListChildren(p);
-  }
-  Status Remove(const std::string& k) override { return inner_->Remove(k); }
-
- private:
-  std::shared_ptr<io::ObjectStore> inner_;
-};
+// The local store without RenamePrefix, as S3ObjectStore (ForwardingStore keeps the default).
+using NoMoveStore = strata::testing::ForwardingStore;
 
 class RenameWithoutMove : public ::testing::Test {
  protected:

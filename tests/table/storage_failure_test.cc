@@ -144,6 +144,7 @@ class SmallDisk final : public io::ObjectStore {
   Status RenamePrefix(const std::string& from, const std::string& to) override {
     return inner_->RenamePrefix(from, to);
   }
+  bool SupportsRenamePrefix() const override { return inner_->SupportsRenamePrefix(); }
 
  private:
   Status Write(const std::string& key, std::string_view data, bool if_absent) {

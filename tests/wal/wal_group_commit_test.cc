@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 
+#include "../io/forwarding_store.h"
 #include "../io/storage_test_util.h"
 #include "io/local_object_store.h"
 #include "memtable/memtable.h"
@@ -27,35 +28,19 @@ using strata::testing::TestSchema;
 constexpr char kShard[] = "db/t/_mem_wal/g1";
 
 /// Local store whose PutIfAbsent can be slowed down or made to fail (test-local decorator).
-class HookedStore : public io::ObjectStore {
+class HookedStore : public strata::testing::ForwardingStore {
  public:
-  explicit HookedStore(std::shared_ptr<io::LocalObjectStore> inner) : inner_(std::move(inner)) {}
-  Status Put(const std::string& k, std::string_view d) override { return inner_->Put(k, d); }
+  using ForwardingStore::ForwardingStore;
   Status PutIfAbsent(const std::string& k, std::string_view d) override {
     puts.fetch_add(1);
     if (delay_ms.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     if (fail.load()) return Status::IOError("injected put failure of " + k);
-    return inner_->PutIfAbsent(k, d);
+    return inner()->PutIfAbsent(k, d);
   }
-  Result<std::string> Get(const std::string& k) override { return inner_->Get(k); }
-  Result<std::string> GetRange(const std::string& k, int64_t o, int64_t l) override {
-    return inner_->GetRange(k, o, l);
-  }
-  Result<io::ObjectMeta> Head(const std::string& k) override { return inner_->Head(k); }
-  Result<std::vector<io::ObjectMeta>> List(const std::string& p) override {
-    return inner_->List(p);
-  }
-  Result<std::vector<std::string>> ListChildren(const std::string& p) override {
-    return inner_->ListChildren(p);
-  }
-  Status Remove(const std::string& k) override { return inner_->Remove(k); }
 
   std::atomic<int> delay_ms{0};
   std::atomic<bool> fail{false};
   std::atomic<int> puts{0};
-
- private:
-  std::shared_ptr<io::LocalObjectStore> inner_;
 };
 
 struct Replayed {
