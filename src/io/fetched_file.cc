@@ -123,21 +123,34 @@ Result<std::string> FetchedFiles::Directory() {
   return dir_;
 }
 
-Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore& store,
-                                                                    const std::string& key) {
-  {
-    std::shared_ptr<const MappedFile> live;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = live_.find(key);
-      if (it != live_.end()) live = it->second.lock();
+namespace {
+
+// pwrite of all of `data` at `offset`; the 507 of a full local disk, IOError otherwise.
+Status WriteAll(int fd, const char* data, size_t len, int64_t offset, const std::string& key,
+                const std::string& path) {
+  size_t done = 0;
+  while (done < len) {
+    const ssize_t n = ::pwrite(fd, data + done, len - done,
+                               static_cast<off_t>(offset + static_cast<int64_t>(done)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : EIO;
+      std::string what = "writing the copy of " + key + " to " + path + ": " + std::strerror(e) +
+                         " (--cache-dir names where copies go)";
+      // A full local disk is the 507 of writes refused for space, not a store failure.
+      return e == ENOSPC ? Status(StatusCode::kInsufficientStorage, std::move(what))
+                         : Status::IOError(std::move(what));
     }
-    if (live != nullptr) {
-      reused_.fetch_add(1, std::memory_order_relaxed);
-      return live;
-    }
+    done += static_cast<size_t>(n);
   }
-  STRATA_ASSIGN_OR_RETURN(ObjectMeta meta, store.Head(key));
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const MappedFile>> FetchedFiles::MakeCopy(
+    const std::string& key, int64_t size,
+    const std::function<Status(int fd, const std::string& path)>& fill) {
   STRATA_ASSIGN_OR_RETURN(std::string dir, Directory());
   const std::string path =
       dir + "/" + FileNameFor(key, seq_.fetch_add(1, std::memory_order_relaxed));
@@ -145,70 +158,11 @@ Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore&
   if (fd < 0) {
     return Status::IOError("copy of " + key + " to " + path + ": " + std::strerror(errno));
   }
-  const int64_t size = meta.size;
-  const int64_t chunk = std::max<int64_t>(1, options_.chunk_bytes);
-  const int64_t chunks = (size + chunk - 1) / chunk;
-  std::atomic<int64_t> next{0};
-  std::mutex err_mu;
-  Status first_error;  // guarded by err_mu
-  auto worker = [&] {
-    for (;;) {
-      const int64_t i = next.fetch_add(1);
-      if (i >= chunks) return;
-      {
-        std::lock_guard<std::mutex> lock(err_mu);
-        if (!first_error.ok()) return;
-      }
-      const int64_t offset = i * chunk;
-      const int64_t want = std::min(chunk, size - offset);
-      ranged_gets_.fetch_add(1, std::memory_order_relaxed);
-      auto bytes = store.GetRange(key, offset, want);
-      Status st;
-      if (!bytes.ok()) {
-        st = bytes.status().WithContext("ranged GET of " + key);
-      } else if (static_cast<int64_t>(bytes->size()) != want) {
-        st = Status::IOError("ranged GET of " + key + " at " + std::to_string(offset) +
-                             " returned " + std::to_string(bytes->size()) + " bytes, expected " +
-                             std::to_string(want) + " (the object is " + std::to_string(size) +
-                             " bytes): truncated body");
-      } else {
-        size_t done = 0;
-        while (done < bytes->size()) {
-          const ssize_t n = ::pwrite(fd, bytes->data() + done, bytes->size() - done,
-                                     static_cast<off_t>(offset) + static_cast<off_t>(done));
-          if (n < 0 && errno == EINTR) continue;
-          if (n <= 0) {
-            const int e = n < 0 ? errno : EIO;
-            std::string what = "writing the copy of " + key + " to " + path + ": " +
-                               std::strerror(e) + " (--cache-dir names where copies go)";
-            // A full local disk is the 507 of writes refused for space, not a store failure.
-            st = e == ENOSPC ? Status(StatusCode::kInsufficientStorage, std::move(what))
-                             : Status::IOError(std::move(what));
-            break;
-          }
-          done += static_cast<size_t>(n);
-        }
-      }
-      if (!st.ok()) {
-        std::lock_guard<std::mutex> lock(err_mu);
-        if (first_error.ok()) first_error = st;
-        return;
-      }
-    }
-  };
-  const int threads = static_cast<int>(
-      std::min<int64_t>(std::max(1, options_.parallel), std::max<int64_t>(1, chunks)));
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
+  Status filled = fill(fd, path);
   ::close(fd);
-  // The chunks were heap strings of chunk_bytes each; glibc keeps such freed blocks in its
-  // arenas once its mmap threshold has risen past them, so give what it can back.
-  if (chunks > 1) ::malloc_trim(0);
-  if (!first_error.ok()) {
+  if (!filled.ok()) {
     ::unlink(path.c_str());
-    return first_error;
+    return filled;
   }
   auto mapped = MappedFile::Open(path);
   if (!mapped.ok()) {
@@ -220,8 +174,6 @@ Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore&
     return Status::IOError("copy of " + key + " is " + std::to_string((*mapped)->size()) +
                            " bytes, the object " + std::to_string(size));
   }
-  files_fetched_.fetch_add(1, std::memory_order_relaxed);
-  bytes_fetched_.fetch_add(size, std::memory_order_relaxed);
   files_on_disk_.fetch_add(1, std::memory_order_relaxed);
   bytes_on_disk_.fetch_add(size, std::memory_order_relaxed);
   auto copy = std::make_shared<FetchedCopy>();
@@ -239,12 +191,111 @@ Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore&
   return out;
 }
 
+Result<std::shared_ptr<const MappedFile>> FetchedFiles::FetchAndMap(ObjectStore& store,
+                                                                    const std::string& key) {
+  {
+    std::shared_ptr<const MappedFile> live;
+    std::vector<Seeded> expired;  // released without mu_ (~FetchedCopy takes it)
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      const auto now = std::chrono::steady_clock::now();
+      for (auto it = seeded_.begin(); it != seeded_.end();) {
+        if (it->first == key) {
+          live = std::move(it->second.copy);
+          it = seeded_.erase(it);
+        } else if (now - it->second.at > std::chrono::seconds(kSeedHoldSeconds)) {
+          expired.push_back(std::move(it->second));
+          it = seeded_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      if (live == nullptr) {
+        auto it = live_.find(key);
+        if (it != live_.end()) live = it->second.lock();
+      }
+    }
+    if (live != nullptr) {
+      reused_.fetch_add(1, std::memory_order_relaxed);
+      return live;
+    }
+  }
+  STRATA_ASSIGN_OR_RETURN(ObjectMeta meta, store.Head(key));
+  const int64_t size = meta.size;
+  const int64_t chunk = std::max<int64_t>(1, options_.chunk_bytes);
+  const int64_t chunks = (size + chunk - 1) / chunk;
+  auto fill = [&](int fd, const std::string& path) -> Status {
+    std::atomic<int64_t> next{0};
+    std::mutex err_mu;
+    Status first_error;  // guarded by err_mu
+    auto worker = [&] {
+      for (;;) {
+        const int64_t i = next.fetch_add(1);
+        if (i >= chunks) return;
+        {
+          std::lock_guard<std::mutex> lock(err_mu);
+          if (!first_error.ok()) return;
+        }
+        const int64_t offset = i * chunk;
+        const int64_t want = std::min(chunk, size - offset);
+        ranged_gets_.fetch_add(1, std::memory_order_relaxed);
+        auto bytes = store.GetRange(key, offset, want);
+        Status st;
+        if (!bytes.ok()) {
+          st = bytes.status().WithContext("ranged GET of " + key);
+        } else if (static_cast<int64_t>(bytes->size()) != want) {
+          st = Status::IOError("ranged GET of " + key + " at " + std::to_string(offset) +
+                               " returned " + std::to_string(bytes->size()) + " bytes, expected " +
+                               std::to_string(want) + " (the object is " + std::to_string(size) +
+                               " bytes): truncated body");
+        } else {
+          st = WriteAll(fd, bytes->data(), bytes->size(), offset, key, path);
+        }
+        if (!st.ok()) {
+          std::lock_guard<std::mutex> lock(err_mu);
+          if (first_error.ok()) first_error = st;
+          return;
+        }
+      }
+    };
+    const int threads = static_cast<int>(
+        std::min<int64_t>(std::max(1, options_.parallel), std::max<int64_t>(1, chunks)));
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    // The chunks were heap strings of chunk_bytes each; glibc keeps such freed blocks in its
+    // arenas once its mmap threshold has risen past them, so give what it can back.
+    if (chunks > 1) ::malloc_trim(0);
+    return first_error;
+  };
+  STRATA_ASSIGN_OR_RETURN(auto out, MakeCopy(key, size, fill));
+  files_fetched_.fetch_add(1, std::memory_order_relaxed);
+  bytes_fetched_.fetch_add(size, std::memory_order_relaxed);
+  return out;
+}
+
+Status FetchedFiles::Seed(const std::string& key, std::string_view bytes) {
+  const auto size = static_cast<int64_t>(bytes.size());
+  STRATA_ASSIGN_OR_RETURN(auto copy, MakeCopy(key, size, [&](int fd, const std::string& path) {
+                            return WriteAll(fd, bytes.data(), bytes.size(), 0, key, path);
+                          }));
+  seeded_count_.fetch_add(1, std::memory_order_relaxed);
+  Seeded replaced;  // released without mu_
+  std::lock_guard<std::mutex> lock(mu_);
+  Seeded& slot = seeded_[key];
+  replaced = std::move(slot);
+  slot = Seeded{std::move(copy), std::chrono::steady_clock::now()};
+  return Status::OK();
+}
+
 FetchedFiles::Stats FetchedFiles::stats() const {
   Stats s;
   s.files_fetched = files_fetched_.load(std::memory_order_relaxed);
   s.bytes_fetched = bytes_fetched_.load(std::memory_order_relaxed);
   s.ranged_gets = ranged_gets_.load(std::memory_order_relaxed);
   s.reused = reused_.load(std::memory_order_relaxed);
+  s.seeded = seeded_count_.load(std::memory_order_relaxed);
   s.files_on_disk = files_on_disk_.load(std::memory_order_relaxed);
   s.bytes_on_disk = bytes_on_disk_.load(std::memory_order_relaxed);
   return s;

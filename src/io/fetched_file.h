@@ -28,10 +28,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "common/status.h"
@@ -52,6 +55,7 @@ class FetchedFiles {
     int64_t files_fetched = 0;  // copies made since start
     int64_t bytes_fetched = 0;  // bytes copied since start
     int64_t ranged_gets = 0;    // ranged GETs sent since start
+    int64_t seeded = 0;         // copies made from bytes just put (Seed) since start
     int64_t reused = 0;         // fetches answered with a live copy since start
     int64_t files_on_disk = 0;  // copies present now (mapped by an open reader)
     int64_t bytes_on_disk = 0;  // their bytes
@@ -76,6 +80,14 @@ class FetchedFiles {
   /// Errors: NotFound; IOError (the store's, a short body, or the local disk's).
   Result<std::shared_ptr<const MappedFile>> FetchAndMap(ObjectStore& store, const std::string& key);
 
+  /// Makes the local copy of `key` from `bytes` the caller has just put to the store (a
+  /// flush or compaction writing an SSTable), so the FetchAndMap that opens it next needs no
+  /// request: the copy is held for that call for up to kSeedHoldSeconds (a write whose SSTable
+  /// is never opened, e.g. a failed publish, leaves it that long). Errors: IOError of the
+  /// local disk (the caller may ignore it: the next FetchAndMap fetches).
+  Status Seed(const std::string& key, std::string_view bytes);
+  static constexpr int kSeedHoldSeconds = 60;
+
   Stats stats() const;
   void set_options(Options o) { options_ = o; }  // tests: before any fetch
   /// The directory copies go to now (created on first use when SetRoot was never called).
@@ -91,12 +103,23 @@ class FetchedFiles {
   // guarded by mu_: the live copies by key (an entry expires with its last mapping and is
   // erased by the copy's destructor)
   std::unordered_map<std::string, std::weak_ptr<const MappedFile>> live_;
+  struct Seeded {
+    std::shared_ptr<const MappedFile> copy;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::unordered_map<std::string, Seeded> seeded_;  // guarded by mu_: copies Seed made
+  /// Copies `size` bytes of `key` into a new local file through `fill(fd, path)` and maps
+  /// it; registers it in live_.
+  Result<std::shared_ptr<const MappedFile>> MakeCopy(
+      const std::string& key, int64_t size,
+      const std::function<Status(int fd, const std::string& path)>& fill);
   bool at_exit_registered_ = false;  // guarded by mu_
   std::atomic<int64_t> seq_{0};
   std::atomic<int64_t> files_fetched_{0};
   std::atomic<int64_t> bytes_fetched_{0};
   std::atomic<int64_t> ranged_gets_{0};
   std::atomic<int64_t> reused_{0};
+  std::atomic<int64_t> seeded_count_{0};
   std::atomic<int64_t> files_on_disk_{0};
   std::atomic<int64_t> bytes_on_disk_{0};
 };

@@ -11,6 +11,8 @@
 #include "format/deletion_vector.h"
 #include "format/ids.h"
 #include "format/key_encoding.h"
+#include "io/fetched_file.h"
+#include "io/local_object_store.h"
 #include "sstable/pk_index.h"
 
 namespace strata::sstable {
@@ -161,6 +163,13 @@ Result<format::SSTableEntry> WriteSSTable(io::ObjectStore& store, const std::str
       return st.WithContext("SSTable " + shard_prefix + "/" + dir + "/" + files[i].first);
     }
     bytes += static_cast<int64_t>(files[i].second.size());
+  }
+  // On an object store the reader that opens this SSTable next (the flush or compaction that
+  // wrote it) maps a local copy: make it from these bytes rather than download them back.
+  if (dynamic_cast<io::LocalObjectStore*>(&store) == nullptr) {
+    Status seeded = io::FetchedFiles::Global().Seed(SSTableFileKey(shard_prefix, dir, kDataFile),
+                                                    files[0].second);
+    if (!seeded.ok()) spdlog::debug("SSTable {}: no local copy: {}", dir, seeded.ToString());
   }
   for (const auto& idx : input.indexes) {
     // A generation with no indexable vector (only tombstones or null vectors) writes no HNSW.

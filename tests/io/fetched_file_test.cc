@@ -212,5 +212,24 @@ TEST_F(FetchedFilesTest, ConcurrentFetchesOfAMappedKeyShareItsCopy) {
   EXPECT_EQ(FilesIn(*files_.Directory()), 1u);
 }
 
+TEST_F(FetchedFilesTest, ASeededCopyServesTheNextFetchOnceWithNoRequest) {
+  const std::string bytes = Pattern((2 << 20) + 7, 5);
+  ASSERT_TRUE(local_->Put("db/t/seeded", bytes).ok());
+  ASSERT_TRUE(files_.Seed("db/t/seeded", bytes).ok());
+  EXPECT_EQ(files_.stats().seeded, 1);
+  EXPECT_EQ(files_.stats().files_on_disk, 1);  // held for the next fetch
+  auto m = files_.FetchAndMap(*remote_, "db/t/seeded");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>((*m)->data()), bytes.size()), bytes);
+  EXPECT_EQ(remote_->stats().heads + remote_->stats().get_ranges, 0u);
+  m->reset();
+  // Consumed: the copy went with its mapping, and the next fetch downloads.
+  EXPECT_EQ(files_.stats().files_on_disk, 0);
+  EXPECT_EQ(FilesIn(*files_.Directory()), 0u);
+  auto again = files_.FetchAndMap(*remote_, "db/t/seeded");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(remote_->stats().get_ranges, 3u);  // 1 MiB chunks
+}
+
 }  // namespace
 }  // namespace strata::io

@@ -10,6 +10,7 @@
 #include "arrow/builder.h"
 #include "format/key_encoding.h"
 #include "io/fault_injecting_store.h"
+#include "io/fetched_file.h"
 #include "io/local_object_store.h"
 #include "sstable/pk_index.h"
 #include "sstable/sstable_reader.h"
@@ -325,6 +326,38 @@ TEST(PkIndex, EveryCorruptedByteOrTruncationIsRejected) {
   auto ok = PkIndex::Deserialize(good);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->size(), 13);
+}
+
+// On an object store (here the local store behind a wrapper, which the reader cannot map in
+// place) the reader that opens an SSTable this process just wrote maps the local copy the
+// writer made from its bytes (io/fetched_file.h Seed): no download back. Another process, or
+// this one once the copy went, fetches it with ranged GETs.
+TEST_F(SSTableTest, AnSSTableJustWrittenToAnObjectStoreOpensWithoutADownload) {
+  auto remote = std::make_shared<io::FaultInjectingStore>(store_);
+  SSTableInput in;
+  in.generation = 2;
+  in.schema = KvSchema();
+  in.key_columns = {0};
+  in.batches = {KvBatch({{1, 10}, {2, 20}, {3, 30}})};
+  const io::FetchedFiles::Stats before = io::FetchedFiles::Global().stats();
+  auto entry = WriteSSTable(*remote, kShard, in);
+  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  EXPECT_EQ(io::FetchedFiles::Global().stats().seeded - before.seeded, 1);
+  remote->ResetCounters();
+  {
+    auto r = SSTableReader::Open(*remote, kShard, *entry);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ((*r)->num_rows(), 3);
+    EXPECT_EQ(remote->stats().get_ranges, 0u);  // data.arrow came from the seeded copy
+    EXPECT_EQ(remote->stats().heads, 0u);
+    EXPECT_EQ(io::FetchedFiles::Global().stats().files_on_disk - before.files_on_disk, 1);
+  }
+  // The reader went, and its copy with it: the next open downloads.
+  EXPECT_EQ(io::FetchedFiles::Global().stats().files_on_disk, before.files_on_disk);
+  auto again = SSTableReader::Open(*remote, kShard, *entry);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->num_rows(), 3);
+  EXPECT_EQ(remote->stats().get_ranges, 1u);
 }
 
 }  // namespace
