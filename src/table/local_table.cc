@@ -168,6 +168,9 @@ Status LocalTable::Throttle(int64_t rows) {
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    // A poisoned or fenced writer answers with its error now, not after the write stop's
+    // timeout as 503 backpressure (its frozen MemTables cannot flush, so a stop would last).
+    if (shard_ != nullptr) STRATA_RETURN_IF_ERROR(shard_->health());
     b = base_;
   }
   if (b == nullptr) return Status::OK();
