@@ -89,15 +89,16 @@ Result<std::vector<std::string>> LocalCatalog::ListTables(const std::string& dat
   return folders_.List(database);
 }
 
-Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& database,
-                                                            const std::string& name) {
+Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(
+    const std::string& database, const std::string& name,
+    std::optional<TableFolders::Found> known) {
   auto key = std::make_pair(database, name);
   auto it = open_.find(key);
   if (it != open_.end()) return it->second;
   if (dropping_.count(key) != 0) {
     return Status::NotFound("table '" + name + "' not found (it is being dropped)");
   }
-  auto opened = OpenLocked(database, name);
+  auto opened = OpenLocked(database, name, std::move(known));
   if (opened.ok() || opened.status().IsNotFound()) {
     open_failures_.erase(key);
     return opened;
@@ -118,11 +119,15 @@ Result<std::shared_ptr<LocalTable>> LocalCatalog::GetLocked(const std::string& d
   return opened;
 }
 
-Result<std::shared_ptr<LocalTable>> LocalCatalog::OpenLocked(const std::string& database,
-                                                             const std::string& name) {
+Result<std::shared_ptr<LocalTable>> LocalCatalog::OpenLocked(
+    const std::string& database, const std::string& name,
+    std::optional<TableFolders::Found> known) {
   auto key = std::make_pair(database, name);
   // The folder whose newest manifest names the table (table/table_folders.h).
-  STRATA_ASSIGN_OR_RETURN(auto found, folders_.Find(database, name));
+  std::optional<TableFolders::Found> found = std::move(known);
+  if (!found) {
+    STRATA_ASSIGN_OR_RETURN(found, folders_.Find(database, name));
+  }
   if (!found) return Status::NotFound("table '" + name + "' not found");
   STRATA_ASSIGN_OR_RETURN(auto table,
                           LocalTable::Open(store_, found->prefix, name, std::move(found->manifest),
@@ -288,7 +293,7 @@ Status LocalCatalog::RenameTable(const std::string& database, const std::string&
   // The rename is committed. The old table object is still held (`table`), so the reopen
   // maps the data files it maps, not second copies (io/fetched_file.h). A failed reopen does
   // not undo the rename: it is recorded like any failed open and retried in the background.
-  auto reopened = GetLocked(database, to);
+  auto reopened = GetLocked(database, to, TableFolders::Found{folder, std::move(m)});
   if (!reopened.ok()) {
     spdlog::error("table '{}' renamed to '{}', but it could not be reopened yet: {}", from, to,
                   reopened.status().ToString());

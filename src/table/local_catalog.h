@@ -67,10 +67,14 @@ class LocalCatalog : public Catalog {
  private:
   /// The open table, opening it from its manifest when needed; a failed open (other than
   /// NotFound) is recorded in open_failures_. Caller holds mu_.
-  Result<std::shared_ptr<LocalTable>> GetLocked(const std::string& database,
-                                                const std::string& name);
+  /// `known`: the table's folder and newest manifest when the caller has them (a rename just
+  /// committed it), so the open does not load them again.
+  Result<std::shared_ptr<LocalTable>> GetLocked(
+      const std::string& database, const std::string& name,
+      std::optional<TableFolders::Found> known = std::nullopt);
   Result<std::shared_ptr<LocalTable>> OpenLocked(const std::string& database,
-                                                 const std::string& name);
+                                                 const std::string& name,
+                                                 std::optional<TableFolders::Found> known);
   /// The supervisor's tick: opens again the tables whose open failed, each after its backoff
   /// (1 s doubling up to the recovery's max_backoff), so /readyz recovers with no request.
   void RetryFailedOpens();
