@@ -122,11 +122,25 @@ int64_t IdOf(const query::QueryResult& r, int64_t row) {
   return ids.raw_values<int64_t>()[row];
 }
 
+// STRATA_QUERY_BENCH_FORCE=exact|hnsw|postfilter: every filtered search runs that plan (as
+// the tests force it) instead of the planner's choice, to compare the plans on the same data.
+std::optional<query::FilteredPlan> ForcedPlan() {
+  const char* f = std::getenv("STRATA_QUERY_BENCH_FORCE");
+  if (f == nullptr) return std::nullopt;
+  const std::string s = f;
+  if (s == "exact") return query::FilteredPlan::kExact;
+  if (s == "hnsw") return query::FilteredPlan::kHnsw;
+  if (s == "postfilter") return query::FilteredPlan::kPostfilter;
+  std::fprintf(stderr, "STRATA_QUERY_BENCH_FORCE=%s: expected exact, hnsw or postfilter\n", f);
+  std::exit(2);
+}
+
 // Runs every case over `queries` on one snapshot; prints one line per case.
 void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& cases,
            const std::vector<std::vector<float>>& queries) {
   const table::TableSnapshot snap = t.Snapshot();
-  // STRATA_QUERY_BENCH_PROFILE=<filter>: only run that filter for 10 s (for perf).
+  // STRATA_QUERY_BENCH_PROFILE=<filter>: only run that filter for 10 s (for perf), printing
+  // the plans of the first queries.
   if (const char* prof = std::getenv("STRATA_QUERY_BENCH_PROFILE")) {
     const auto end = Clock::now() + std::chrono::seconds(10);
     int64_t n = 0;
@@ -136,7 +150,12 @@ void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& 
       o.k = 10;
       if (*prof != '\0') o.filter = prof;
       o.columns = {query::ColumnRef{"id"}};
-      Check(query::VectorSearch(snap, o).status(), "search");
+      o.force_filtered_plan = ForcedPlan();
+      auto r = query::VectorSearch(snap, o);
+      Check(r.status(), "search");
+      if (n <= 3) {
+        for (const std::string& p : r->plan) std::printf("  plan: %s\n", p.c_str());
+      }
     }
     std::printf("[profile] %s %s: %.0f q/s\n", layout.c_str(), prof, n / 10.0);
     return;
@@ -151,6 +170,7 @@ void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& 
       o.k = 10;
       o.filter = cases[c].filter;
       o.columns = {query::ColumnRef{"id"}};
+      o.force_filtered_plan = ForcedPlan();
       auto got = query::VectorSearch(snap, o);
       Check(got.status(), "search");
       o.bypass_vector_index = true;
@@ -175,6 +195,7 @@ void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& 
         o.k = 10;
         o.filter = cases[c].filter;
         o.columns = {query::ColumnRef{"id"}};
+        o.force_filtered_plan = ForcedPlan();
         auto r = query::VectorSearch(snap, o);
         Check(r.status(), "search");
       }

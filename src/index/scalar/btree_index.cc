@@ -13,6 +13,7 @@
 #include "arrow/ipc/schema_codec.h"
 #include "format/key_encoding.h"
 #include "format/little_endian.h"
+#include "index/scalar/sorted_runs.h"
 
 namespace strata::index {
 namespace {
@@ -36,12 +37,6 @@ std::string S(T v) {
 // Heap bytes of a std::string beyond the object itself (0 while in the small buffer).
 int64_t StringHeapBytes(const std::string& s) {
   return s.capacity() > 15 ? static_cast<int64_t>(s.capacity()) + 1 : 0;
-}
-
-// Sorts and removes duplicates.
-void SortUnique(std::vector<int64_t>* v) {
-  std::sort(v->begin(), v->end());
-  v->erase(std::unique(v->begin(), v->end()), v->end());
 }
 
 // Undoes the total-order float transform of key_encoding (width bits, sign bit on top) and
@@ -225,14 +220,15 @@ struct BTreeIndex::Impl {
   template <typename It>
   static std::vector<int64_t> Collect(It first, It last, std::string_view skip, bool skip_one) {
     std::vector<int64_t> out;
-    size_t keys = 0;
+    std::vector<size_t> runs;
     for (It it = first; it != last; ++it) {
       if (it->first == kNullKey) continue;
       if (skip_one && it->first == skip) continue;
+      if (it->second.empty()) continue;
+      runs.push_back(out.size());
       out.insert(out.end(), it->second.begin(), it->second.end());
-      ++keys;
     }
-    if (keys > 1) SortUnique(&out);
+    if (runs.size() > 1) MergeSortedRuns(&out, std::move(runs));
     return out;
   }
 };
@@ -311,17 +307,17 @@ std::vector<int64_t> BTreeIndex::In(const std::vector<std::string>& keys) const 
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
   std::vector<int64_t> out;
-  size_t hits = 0;
+  std::vector<size_t> runs;
   std::shared_lock lock(impl_->mu_);
   for (std::string_view k : sorted) {
     if (k == kNullKey) continue;
     auto it = impl_->map.find(k);
-    if (it == impl_->map.end()) continue;
+    if (it == impl_->map.end() || it->second.empty()) continue;
+    runs.push_back(out.size());
     out.insert(out.end(), it->second.begin(), it->second.end());
-    ++hits;
   }
   lock.unlock();
-  if (hits > 1) SortUnique(&out);
+  if (runs.size() > 1) MergeSortedRuns(&out, std::move(runs));
   return out;
 }
 
