@@ -232,13 +232,13 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.clear_base();            // the fresh shard holds every row
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
-  Status committed = format::CommitTableManifest(*store_, prefix_, m);
+  Status committed = CommitNextManifest(m, "overwrite of table '" + name_ + "'");
   if (!committed.ok()) {
     fresh.first->close();
     Status cleanup =
         shard::ShardWriter::RemoveShardFiles(*store_, prefix_, fresh.first->shard_id());
     if (!cleanup.ok()) spdlog::warn("cleanup after failed overwrite: {}", cleanup.ToString());
-    return committed.WithContext("overwrite of table '" + name_ + "'");
+    return committed;
   }
   const std::string old_shard = shard_->shard_id();
   shard_->close();
@@ -356,7 +356,7 @@ Status LocalTable::CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& s
   // one): version = base_version + WAL position, so bump base_version by one. Writers hold
   // mu_ shared while they compute their version, so none straddles this commit.
   m.set_base_version(manifest_.base_version() + 1);
-  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
+  STRATA_RETURN_IF_ERROR(CommitNextManifest(m, "index change of table '" + name_ + "'"));
   manifest_ = std::move(m);
   NoteCommit();
   base_->SetIndexes(specs);
@@ -530,6 +530,17 @@ Result<base::GcStats> LocalTable::CollectGarbage() {
   return b->RunGc([this] { return GcOnce(); });
 }
 
+Status LocalTable::CommitNextManifest(const format::TableManifest& m,
+                                      const std::string& what) const {
+  Status st = format::CommitTableManifest(*store_, prefix_, m);
+  if (st.IsAlreadyExists()) {
+    return Status::Fenced("another server committed manifest version " +
+                          std::to_string(m.version()) + " of table '" + name_ + "' first; " + what +
+                          " was not applied");
+  }
+  return st.ok() ? st : st.WithContext(what);
+}
+
 Status LocalTable::CommitBase(const base::BaseTable* b, const format::BaseTable& next,
                               const std::function<Status()>& install) {
   std::unique_lock<std::shared_mutex> lock(mu_);
@@ -543,7 +554,12 @@ Status LocalTable::CommitBase(const base::BaseTable* b, const format::BaseTable&
   m.set_created_at_micros(WallClockMicros());
   *m.mutable_base() = next;
   Status st = format::CommitTableManifest(*store_, prefix_, m);
-  if (!st.ok() && !st.IsAlreadyExists()) {
+  if (st.IsAlreadyExists()) {
+    return Status::Fenced("another server committed manifest version " +
+                          std::to_string(m.version()) + " of table '" + name_ +
+                          "' first; compaction was not applied");
+  }
+  if (!st.ok()) {
     // The put may have landed: read it back before calling it failed.
     auto back = store_->Get(format::TableManifestKey(prefix_, m.version()));
     format::TableManifest stored;

@@ -152,6 +152,12 @@ class LocalTable : public Table {
   /// outcome cannot be learnt the error is Internal.
   /// One GC pass over the current table manifest and shard manifest (loaded now).
   Result<base::GcStats> GcOnce();
+  /// Commits `m` (the next version of manifest_) with put-if-absent. A version another server
+  /// committed first means this object no longer holds the newest manifest: Fenced (409)
+  /// naming the version and `what` was not applied, instead of the store's AlreadyExists
+  /// (which the HTTP layer answers as a 400 about the caller's input). Other errors as
+  /// format::CommitTableManifest, with `what` as context.
+  Status CommitNextManifest(const format::TableManifest& m, const std::string& what) const;
   Status CommitBase(const base::BaseTable* b, const format::BaseTable& next,
                     const std::function<Status()>& install);
   Status CheckNotDropped() const;

@@ -75,8 +75,7 @@ Status LocalTable::SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
     m.clear_lsm_write_spec();
   }
   STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions options, ShardOptionsFor(m));
-  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m)
-                             .WithContext("LSM write spec of table '" + name_ + "'"));
+  STRATA_RETURN_IF_ERROR(CommitNextManifest(m, "LSM write spec of table '" + name_ + "'"));
   manifest_ = std::move(m);
   NoteCommit();
   // One shard today (CheckBuildable): the spec's options go to its writer.

@@ -192,9 +192,9 @@ Result<uint64_t> LocalTable::RewriteColumns(
   m.clear_base();  // the fresh shard holds every row
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
-  Status committed = format::CommitTableManifest(*store_, prefix_, m);
+  Status committed = CommitNextManifest(m, "column rewrite of table '" + name_ + "'");
   if (!committed.ok()) {
-    return discard(committed.WithContext("column rewrite of table '" + name_ + "'"));
+    return discard(committed);
   }
   const std::string old_shard = shard_->shard_id();
   shard_->close();

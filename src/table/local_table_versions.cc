@@ -78,7 +78,7 @@ Status LocalTable::SetTag(const std::string& tag, uint64_t version, bool create)
   format::TableTag& t = (*m.mutable_tags())[tag];
   t.set_version(version);
   t.set_manifest_size(static_cast<int64_t>(manifest_.ByteSizeLong()));
-  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
+  STRATA_RETURN_IF_ERROR(CommitNextManifest(m, "tag change of table '" + name_ + "'"));
   manifest_ = std::move(m);
   return Status::OK();
 }
@@ -94,7 +94,7 @@ Status LocalTable::DeleteTag(const std::string& tag) {
   m.set_version(manifest_.version() + 1);
   m.set_created_at_micros(WallClockMicros());
   m.mutable_tags()->erase(tag);
-  STRATA_RETURN_IF_ERROR(format::CommitTableManifest(*store_, prefix_, m));
+  STRATA_RETURN_IF_ERROR(CommitNextManifest(m, "tag change of table '" + name_ + "'"));
   manifest_ = std::move(m);
   return Status::OK();
 }

@@ -12,6 +12,8 @@
 #include "io/local_object_store.h"
 #include "table/catalog.h"
 #include "table/local_catalog.h"
+#include "table/lsm_write_spec.h"
+#include "table/primary_key.h"
 #include "table/table_name.h"
 
 namespace strata::table {
@@ -42,6 +44,49 @@ int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// Two servers on one store: b opens the table (claiming its shard) and commits a manifest
+// (a tag). Every manifest change a then makes collides with b's version: it must be a 409
+// Fenced naming the version, not the store's AlreadyExists (answered as a 400 about the
+// request), and must change nothing b sees.
+TEST(TableVersions, ManifestChangesOfAServerAnotherServerOvertookAreFenced) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  RecoveryOptions no_checks;
+  no_checks.owner_check = std::chrono::milliseconds(0);
+  const arrow::SchemaPtr schema = *DeclarePrimaryKey(TestSchema(), {"id"});
+  LocalCatalog a(store, {}, {}, no_checks);
+  auto ta = *a.CreateTable("default", "t", schema, {MakeBatch(0, 5, schema)}, CreateMode::kCreate);
+  LocalCatalog b(store, {}, {}, no_checks);
+  auto tb = *b.GetTable("default", "t");
+  ASSERT_TRUE(tb->CreateTag("b1", tb->version()).ok());
+
+  const Status tag = ta->CreateTag("a1", ta->version());
+  EXPECT_EQ(tag.code(), StatusCode::kFenced) << tag.ToString();
+  EXPECT_NE(tag.message().find("another server committed manifest version"), std::string::npos)
+      << tag.ToString();
+  const Status index = ta->CreateIndex(BtreeSpec("id")).status();
+  EXPECT_EQ(index.code(), StatusCode::kFenced) << index.ToString();
+  auto spec = ParseLsmWriteSpec(R"({"sharding":{"mode":"unsharded"}})");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  const Status lsm = ta->SetLsmWriteSpec(*spec);
+  EXPECT_EQ(lsm.code(), StatusCode::kFenced) << lsm.ToString();
+  const Status overwrite = ta->Overwrite(schema, {MakeBatch(100, 3, schema)}).status();
+  EXPECT_EQ(overwrite.code(), StatusCode::kFenced) << overwrite.ToString();
+
+  // b's table is as b left it: its rows, its one tag, no index, no spec.
+  auto tags = tb->ListTags();
+  ASSERT_TRUE(tags.ok());
+  EXPECT_EQ(tags->size(), 1u);
+  EXPECT_EQ(tags->count("b1"), 1u);
+  EXPECT_TRUE(tb->ListIndexes().empty());
+  EXPECT_FALSE(tb->GetLsmWriteSpec().has_value());
+  EXPECT_EQ(Ids(strata::testing::Live(tb->Snapshot())), Range(0, 5));
+  LocalCatalog c(store, {}, {}, no_checks);
+  auto tc = *c.GetTable("default", "t");
+  EXPECT_EQ(Ids(strata::testing::Live(tc->Snapshot())), Range(0, 5));
+  EXPECT_EQ(tc->ListTags()->size(), 1u);
 }
 
 TEST(TableVersions, IndexChangesMakeNewVersionsThatSurviveRestart) {
