@@ -13,6 +13,8 @@
 // (utime+stime of the server process from /proc over the run / requests), median of
 // STRATA_REQUEST_BENCH_ROUNDS (3) runs of STRATA_REQUEST_BENCH_SECONDS (5) each. Recall@10 of
 // both Strata layouts (in-process, same ef) and of hnswlib against exact search is printed.
+// Then a primary-key point query at 1 connection: {"filter": "id = N", "k": 1, "columns":
+// ["id"]}, wrk rotating over 100 ids spread over the table (a scan through the key index).
 // Usage: request_cost_bench STRATA_BINARY (wrk must be on PATH: scripts/install-deps).
 #include <signal.h>
 #include <sys/wait.h>
@@ -312,6 +314,24 @@ std::string WriteWrkScript(const std::string& dir, const Data& d) {
   return path;
 }
 
+// wrk script of point queries by primary key (ids spread over the table's rows).
+std::string WriteKeyLookupScript(const std::string& dir) {
+  const std::string path = dir + "/lookup.lua";
+  std::ofstream out(path);
+  out << "local bodies = {\n";
+  for (int q = 0; q < kWrkQueries; ++q) {
+    out << "'{\"filter\":\"id = " << (q * 599 + 7) % kRows
+        << "\",\"k\":1,\"columns\":[\"id\"]}',\n";
+  }
+  out << "}\nlocal i = 0\n"
+         "local headers = {[\"Content-Type\"] = \"application/json\"}\n"
+         "request = function()\n"
+         "  i = i % #bodies + 1\n"
+         "  return wrk.format(\"POST\", \"/v1/table/fashion/query/\", headers, bodies[i])\n"
+         "end\n";
+  return path;
+}
+
 struct WrkRun {
   double qps = 0, mean_us = 0, cpu_us_per_query = 0;
 };
@@ -474,6 +494,22 @@ int main(int argc, char** argv) {
             "[figures] %-8s %d conn: %6.0f q/s (%.2fx raw hnswlib), mean %.0f us, server CPU "
             "%.0f us/query\n",
             name, conns, Median(qps), Median(qps) / raw.qps, Median(mean), Median(cpu));
+        std::fflush(stdout);
+      }
+      {
+        std::vector<double> qps, cpu;
+        const std::string lookup = WriteKeyLookupScript(dir);
+        for (int r = 0; r < rounds; ++r) {
+          auto w = RunWrk(s, lookup, 1, seconds);
+          if (!w) {
+            StopServer(s);
+            return 1;
+          }
+          qps.push_back(w->qps);
+          cpu.push_back(w->cpu_us_per_query);
+        }
+        std::printf("[figures] %-8s key lookup 1 conn: %6.0f q/s, server CPU %.0f us/query\n", name,
+                    Median(qps), Median(cpu));
         std::fflush(stdout);
       }
       StopServer(s);

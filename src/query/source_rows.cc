@@ -84,8 +84,8 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
     return out;
   }
   out.filtered_ = true;
-  out.mask_.assign(static_cast<size_t>((source.num_rows + 7) / 8), 0);
   if (source.live_rows == 0) {
+    out.sparse_ = true;  // no position
     out.plan_ = "no live rows";
     return out;
   }
@@ -120,6 +120,16 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
     size_t next = 0;
     std::vector<int64_t> rows;
     for (size_t b = 0; b < source.batches.size() && next < candidates->size(); ++b) {
+      if (!need_offsets) {
+        // Jump to the batch of the next candidate (a point query on a base of 1,000 batches
+        // need not walk them all).
+        const auto it = std::upper_bound(
+            source.batch_starts.begin(),
+            source.batch_starts.begin() + static_cast<std::ptrdiff_t>(source.batches.size()),
+            (*candidates)[next]);
+        const auto at = static_cast<size_t>(it - source.batch_starts.begin());
+        if (at > b + 1) b = at - 1;
+      }
       const arrow::RecordBatch& batch = *source.batches[b];
       const int64_t start = source.batch_starts[b];
       const int64_t end = start + batch.num_rows();
@@ -154,16 +164,27 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
         STRATA_RETURN_IF_ERROR(filter::EvaluateMask(expr, picked, ctx, &match));
         for (int64_t i = 0; i < m; ++i) {
           if (match[static_cast<size_t>(i)] != 0) {
-            SetBit(out.mask_, start + rows[static_cast<size_t>(i)]);
-            ++out.count_;
+            out.positions_.push_back(start + rows[static_cast<size_t>(i)]);
           }
         }
       }
       if (need_offsets) offset_base += CountBits(live, batch.num_rows());
     }
+    out.count_ = static_cast<int64_t>(out.positions_.size());
+    // Many accepted rows: a bitmap answers Test in O(1) (filtered graph searches call it per
+    // visited node); few: binary search over the positions, no per-row bitmap.
+    if (out.count_ * 64 >= source.num_rows) {
+      out.mask_.assign(static_cast<size_t>((source.num_rows + 7) / 8), 0);
+      for (int64_t p : out.positions_) SetBit(out.mask_, p);
+      out.positions_.clear();
+      out.positions_.shrink_to_fit();
+    } else {
+      out.sparse_ = true;
+    }
     out.plan_ = how + ": " + Plural(static_cast<int64_t>(candidates->size()), "candidate");
     return out;
   }
+  out.mask_.assign(static_cast<size_t>((source.num_rows + 7) / 8), 0);
   int64_t evaluated = 0;
   for (size_t b = 0; b < source.batches.size(); ++b) {
     const arrow::RecordBatch& batch = *source.batches[b];
@@ -203,6 +224,7 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
 }
 
 std::vector<int64_t> AcceptedRows::Positions() const {
+  if (sparse_) return positions_;
   std::vector<int64_t> out;
   out.reserve(static_cast<size_t>(count_));
   if (filtered_) {

@@ -16,6 +16,8 @@
 // Thread-safety: pure functions and immutable values over an immutable snapshot.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -87,6 +89,7 @@ class AcceptedRows {
   /// Whether position `position` may be returned (false out of [0, num_rows)).
   bool Test(int64_t position) const {
     if (position < 0 || position >= source_->num_rows) return false;
+    if (sparse_) return std::binary_search(positions_.begin(), positions_.end(), position);
     if (filtered_) return BitIsSet(mask_, position);
     return source_->IsLive(position);
   }
@@ -103,7 +106,13 @@ class AcceptedRows {
   AcceptedRows() = default;
   const shard::SourceView* source_ = nullptr;
   bool filtered_ = false;
-  std::vector<uint8_t> mask_;  // filtered only: LSB-first bitmap, live && filter
+  /// Filtered through index candidates that few rows passed (a point query): the accepted
+  /// positions, ascending, instead of a bitmap of every row of the source (which cost
+  /// O(rows / 8) per query to clear and to scan back into positions: a quarter of a key
+  /// lookup's server time at 60,000 rows, docs/BENCHMARKS.md, and growing with the source).
+  bool sparse_ = false;
+  std::vector<int64_t> positions_;  // sparse_ only
+  std::vector<uint8_t> mask_;       // filtered and not sparse_: LSB-first bitmap, live && filter
   int64_t count_ = 0;
   std::string plan_;
 };

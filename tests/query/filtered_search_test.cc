@@ -239,6 +239,51 @@ TEST_F(FilteredSearchTest, RowPredicateAgreesWithTheEvaluator) {
   }
 }
 
+// AcceptedRows keeps the few positions a key lookup or a selective BTree finds instead of a
+// bitmap of every row: Test, count and Positions must agree with a full evaluation either way.
+TEST_F(FilteredSearchTest, AcceptedRowsAgreeOnSparseAndDenseCandidates) {
+  Load(6000, 4000, 2000);
+  // A key lookup must not find a deleted row.
+  auto key_schema = std::make_shared<arrow::Schema>(
+      std::vector<arrow::FieldPtr>{arrow::field("id", arrow::int64(), false)});
+  ASSERT_TRUE(
+      t_->Delete({std::make_shared<arrow::RecordBatch>(
+                     key_schema, 1, std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array({17})})})
+          .ok());
+  const table::TableSnapshot snap = t_->Snapshot();
+  const shard::ShardSnapshot& shard = *snap.shard;
+  struct Want {
+    const char* filter;
+    int64_t rows;      // live rows passing, over every source
+    const char* plan;  // in every source's plan (null: BTree or evaluation, per source)
+  };
+  for (const Want& w :
+       {Want{"id = 4321", 1, "key lookup"}, Want{"id IN (1, 17, 5999)", 2, "key lookup"},
+        Want{"id = 17", 0, "key lookup"}, Want{"tag = 5000", 1, "BTree"},
+        Want{"tag = 6000", 6, "BTree"}, Want{"tag < 500", Count("tag < 500"), nullptr}}) {
+    SCOPED_TRACE(w.filter);
+    auto filter = SnapshotFilter::Make(shard, w.filter);
+    ASSERT_TRUE(filter.ok()) << filter.status().ToString();
+    int64_t total = 0;
+    for (uint32_t s = 0; s < shard.sources.size(); ++s) {
+      auto accepted = AcceptedRows::Make(shard, s, *filter);
+      ASSERT_TRUE(accepted.ok()) << accepted.status().ToString();
+      std::vector<int64_t> tested;
+      for (int64_t p = -1; p <= shard.sources[s].num_rows; ++p) {
+        if (accepted->Test(p)) tested.push_back(p);
+      }
+      EXPECT_EQ(accepted->Positions(), tested) << "source " << s;
+      EXPECT_EQ(accepted->count(), static_cast<int64_t>(tested.size())) << "source " << s;
+      if (w.plan != nullptr && shard.sources[s].live_rows > 0) {
+        EXPECT_NE(accepted->plan().find(w.plan), std::string::npos)
+            << "source " << s << ": " << accepted->plan();
+      }
+      total += accepted->count();
+    }
+    EXPECT_EQ(total, w.rows);
+  }
+}
+
 TEST_F(FilteredSearchTest, EveryPlanFindsTheExactAnswer) {
   Load(20000, 16000, 8000);  // 2 SSTables of 8,000 rows + 4,000 in the MemTable
   Gen probe(9);
