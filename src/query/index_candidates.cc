@@ -183,6 +183,14 @@ void SortUnique(std::vector<int64_t>* v) {
 
 }  // namespace
 
+bool AsFilterColumnIn(const Expr& e, const Expr** column, std::vector<const Literal*>* literals) {
+  return AsColumnIn(e, column, literals);
+}
+
+std::optional<std::string> EncodeFilterLiteral(const arrow::DataType& type, const Literal& lit) {
+  return EncodeLiteral(type, lit);
+}
+
 int ResolveFilterColumn(const arrow::Schema& schema, const Expr& e) {
   return ResolveColumn(schema, e);
 }

@@ -30,6 +30,16 @@ struct FilterColumnCompare {
 };
 std::optional<FilterColumnCompare> AsFilterColumnCompare(const filter::Expr& e);
 
+/// `col IN (literals)` (not negated, every element a literal): sets the column and literals.
+bool AsFilterColumnIn(const filter::Expr& e, const filter::Expr** column,
+                      std::vector<const filter::Literal*>* literals);
+
+/// The key component (format/key_encoding.h) of the value of `type` equal to `lit`, or nullopt
+/// when no value of `type` equals it exactly (e.g. 3.5 for an int column, 300 for int8) or the
+/// type is not handled (then callers must not narrow anything by it).
+std::optional<std::string> EncodeFilterLiteral(const arrow::DataType& type,
+                                               const filter::Literal& lit);
+
 /// The top-level AND conjuncts of `e` (e itself when it is not an AND).
 void FlattenAnd(const filter::ExprPtr& e, std::vector<const filter::Expr*>* out);
 

@@ -1,0 +1,136 @@
+#include "query/shard_pruning.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "arrow/builder.h"
+#include "format/bucket_hash.h"
+#include "query/index_candidates.h"
+
+namespace strata::query {
+
+namespace {
+
+using filter::Expr;
+using filter::Literal;
+
+// A one-row array of `type` holding `lit`'s value; nullopt when the builder cannot take it.
+std::optional<arrow::Array> OneRow(const arrow::DataTypePtr& type, const Literal& lit) {
+  arrow::ArrayBuilder b(type);
+  Status st;
+  switch (lit.kind) {
+    case Literal::Kind::kBool:
+      st = b.AppendBool(lit.bool_value);
+      break;
+    case Literal::Kind::kInt:
+      st = type->id() == arrow::TypeId::kFloat32 || type->id() == arrow::TypeId::kFloat64
+               ? b.AppendDouble(static_cast<double>(lit.int_value))
+               : b.AppendInt(lit.int_value);
+      break;
+    case Literal::Kind::kFloat:
+      st = b.AppendDouble(lit.float_value);
+      break;
+    case Literal::Kind::kString:
+      st = b.AppendBytes(lit.string_value);
+      break;
+    case Literal::Kind::kDate:
+    case Literal::Kind::kTimestamp:
+      st = b.AppendInt(lit.int_value);
+      break;
+    case Literal::Kind::kNull:
+      return std::nullopt;
+  }
+  if (!st.ok()) return std::nullopt;
+  auto data = b.Finish();
+  if (!data.ok()) return std::nullopt;
+  return arrow::Array(*data);
+}
+
+}  // namespace
+
+Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow::Schema& schema,
+                                    const filter::ExprPtr& filter) {
+  ShardSelection out;
+  const bool bucket = spec.mode == table::ShardingMode::kBucket && spec.num_buckets > 1;
+  const bool identity = spec.mode == table::ShardingMode::kIdentity;
+  if (filter == nullptr || (!bucket && !identity)) return out;
+  const int col = schema.GetFieldIndex(spec.column);
+  if (col < 0) return out;
+  const arrow::DataTypePtr& type = schema.field(col)->type;
+  std::vector<const Expr*> conjuncts;
+  FlattenAnd(filter, &conjuncts);
+  std::optional<std::set<int64_t>> buckets;
+  std::optional<std::set<std::string>> keys;
+  for (const Expr* c : conjuncts) {
+    std::vector<const Literal*> literals;
+    const Expr* column = nullptr;
+    if (auto cc = AsFilterColumnCompare(*c); cc && cc->op == filter::CompareOp::kEq) {
+      column = cc->column;
+      literals = {cc->literal};
+    } else if (!AsFilterColumnIn(*c, &column, &literals)) {
+      continue;
+    }
+    if (ResolveFilterColumn(schema, *column) != col) continue;
+    std::set<int64_t> these_buckets;
+    std::set<std::string> these_keys;
+    bool exact = true;
+    for (const Literal* l : literals) {
+      if (l->kind == Literal::Kind::kNull) continue;  // = NULL matches no row
+      std::optional<std::string> key = EncodeFilterLiteral(*type, *l);
+      if (!key) {
+        exact = false;  // cannot tell which rows it equals: this conjunct narrows nothing
+        break;
+      }
+      if (identity) {
+        these_keys.insert(std::move(*key));
+        continue;
+      }
+      std::optional<arrow::Array> one = OneRow(type, *l);
+      if (!one) {
+        exact = false;
+        break;
+      }
+      STRATA_ASSIGN_OR_RETURN(
+          int32_t b, format::BucketOfValue(*one, 0, static_cast<int32_t>(spec.num_buckets)));
+      these_buckets.insert(b);
+    }
+    if (!exact) continue;
+    out.how += (out.how.empty() ? "" : "; ") + c->ToString();
+    if (identity) {
+      if (!keys) {
+        keys = std::move(these_keys);
+      } else {
+        std::set<std::string> both;
+        std::set_intersection(keys->begin(), keys->end(), these_keys.begin(), these_keys.end(),
+                              std::inserter(both, both.end()));
+        keys = std::move(both);
+      }
+    } else if (!buckets) {
+      buckets = std::move(these_buckets);
+    } else {
+      std::set<int64_t> both;
+      std::set_intersection(buckets->begin(), buckets->end(), these_buckets.begin(),
+                            these_buckets.end(), std::inserter(both, both.end()));
+      buckets = std::move(both);
+    }
+  }
+  if (!buckets && !keys) {
+    out.how.clear();
+    return out;
+  }
+  out.all = false;
+  if (buckets) {
+    out.buckets.assign(buckets->begin(), buckets->end());
+    std::string list;
+    for (int64_t b : out.buckets) list += (list.empty() ? "" : ", ") + std::to_string(b);
+    out.how += " -> " + std::string(out.buckets.size() == 1 ? "bucket " : "buckets ") +
+               (list.empty() ? "none" : list) + " of " + std::to_string(spec.num_buckets);
+  } else {
+    out.identity_keys.assign(keys->begin(), keys->end());
+    out.how += " -> " + std::to_string(out.identity_keys.size()) + " of the identity shards";
+  }
+  return out;
+}
+
+}  // namespace strata::query

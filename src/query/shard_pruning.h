@@ -1,0 +1,39 @@
+// Which shards of a sharded table a filter can match (issue 16; docs/SHARDING.md "Reads and
+// pruning"): a top-level conjunct `col = literal` or `col IN (literals)` on the LSM write
+// spec's shard column narrows the shards to those of the literals; several such conjuncts
+// intersect. Anything else (OR, NOT IN, ranges, functions, a literal no value of the column
+// equals exactly, e.g. 3.5 on an int column) leaves every shard: pruning never drops a shard
+// that could hold a matching row.
+//   bucket: the literal's value is hashed exactly as a row's (format::BucketOfValue over a
+//     one-row array of the column's type), so `id = 34` reads the one bucket id 34 lives in;
+//   identity: the literal's key component (format/key_encoding.h), as the router groups rows.
+// `col = NULL` and `col IN (NULL)` match no row (SQL), so they select no shard.
+// Thread-safety: pure function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arrow/type.h"
+#include "common/status.h"
+#include "query/filter/ast.h"
+#include "table/lsm_write_spec.h"
+
+namespace strata::query {
+
+struct ShardSelection {
+  bool all = true;                         // no narrowing conjunct: every shard
+  std::vector<int64_t> buckets;            // bucket mode, !all: ascending, unique (may be empty)
+  std::vector<std::string> identity_keys;  // identity mode, !all: ascending, unique
+  std::string how;  // for explain_plan/, e.g. "id = 34 -> bucket 3 of 8"; empty when all
+};
+
+/// The shards of `spec` that rows matching `filter` (parsed, over the user `schema`) can be
+/// in. Unsharded specs and a null filter give `all`.
+/// Errors: Invalid when hashing fails (a shard column type the bucket transform does not
+/// take; the spec's validation refuses those first).
+Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow::Schema& schema,
+                                    const filter::ExprPtr& filter);
+
+}  // namespace strata::query
