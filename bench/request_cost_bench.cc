@@ -296,15 +296,11 @@ double CpuSeconds(pid_t pid) {
   return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-std::string WriteWrkScript(const std::string& dir, const Data& d) {
-  const std::string path = dir + "/query.lua";
+// Writes a wrk script at `path` that POSTs `bodies` (JSON) to the query route in turn.
+std::string WriteQueryScript(const std::string& path, const std::vector<std::string>& bodies) {
   std::ofstream out(path);
   out << "local bodies = {\n";
-  for (int q = 0; q < kWrkQueries; ++q) {
-    out << "'{\"vector\":[";
-    for (int64_t i = 0; i < d.dim; ++i) out << (i ? "," : "") << int{d.query(q)[i]};
-    out << "],\"k\":" << kK << ",\"ef\":" << kEf << ",\"columns\":[\"id\"]}',\n";
-  }
+  for (const std::string& b : bodies) out << "'" << b << "',\n";
   out << "}\nlocal i = 0\n"
          "local headers = {[\"Content-Type\"] = \"application/json\"}\n"
          "request = function()\n"
@@ -314,22 +310,28 @@ std::string WriteWrkScript(const std::string& dir, const Data& d) {
   return path;
 }
 
+std::string WriteWrkScript(const std::string& dir, const Data& d) {
+  std::vector<std::string> bodies;
+  for (int q = 0; q < kWrkQueries; ++q) {
+    std::string b = "{\"vector\":[";
+    for (int64_t i = 0; i < d.dim; ++i) {
+      b += (i ? "," : "") + std::to_string(int{d.query(q)[i]});
+    }
+    b += "],\"k\":" + std::to_string(kK) + ",\"ef\":" + std::to_string(kEf) +
+         ",\"columns\":[\"id\"]}";
+    bodies.push_back(std::move(b));
+  }
+  return WriteQueryScript(dir + "/query.lua", bodies);
+}
+
 // wrk script of point queries by primary key (ids spread over the table's rows).
 std::string WriteKeyLookupScript(const std::string& dir) {
-  const std::string path = dir + "/lookup.lua";
-  std::ofstream out(path);
-  out << "local bodies = {\n";
+  std::vector<std::string> bodies;
   for (int q = 0; q < kWrkQueries; ++q) {
-    out << "'{\"filter\":\"id = " << (q * 599 + 7) % kRows
-        << "\",\"k\":1,\"columns\":[\"id\"]}',\n";
+    bodies.push_back("{\"filter\":\"id = " + std::to_string((q * 599 + 7) % kRows) +
+                     "\",\"k\":1,\"columns\":[\"id\"]}");
   }
-  out << "}\nlocal i = 0\n"
-         "local headers = {[\"Content-Type\"] = \"application/json\"}\n"
-         "request = function()\n"
-         "  i = i % #bodies + 1\n"
-         "  return wrk.format(\"POST\", \"/v1/table/fashion/query/\", headers, bodies[i])\n"
-         "end\n";
-  return path;
+  return WriteQueryScript(dir + "/lookup.lua", bodies);
 }
 
 struct WrkRun {
