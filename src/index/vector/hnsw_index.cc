@@ -17,6 +17,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "index/vector/hnsw_filtered_walk.h"
 #include "index/vector/hnswlib_graph_io.h"
 #include "index/vector/hnswlib_huge_pages.h"
 #include "index/vector/hnswlib_internal.h"
@@ -521,90 +522,7 @@ Result<std::vector<Neighbor>> HnswIndex::FilteredSearch(const float* query, int6
   const auto& h = *m.hnsw;
   std::vector<Neighbor> out;
   if (h.cur_element_count == 0) return out;
-  using Pair = std::pair<float, uint32_t>;  // (distance, internal id)
-  const auto dist = [&h, q, &st](uint32_t id) {
-    ++st.distances;
-    return h.fstdistfunc_(q, h.getDataByInternalId(id), h.dist_func_param_);
-  };
-  // Upper layers: greedy descent to the closest node, as searchKnn does.
-  uint32_t cur = static_cast<uint32_t>(h.enterpoint_node_);
-  float cur_dist = dist(cur);
-  for (int level = h.maxlevel_; level > 0; --level) {
-    for (bool changed = true; changed;) {
-      changed = false;
-      unsigned int* links = h.get_linklist(cur, level);
-      const int size = h.getListCount(links);
-      const uint32_t* ids = reinterpret_cast<const uint32_t*>(links + 1);
-      for (int i = 0; i < size; ++i) {
-        const float d = dist(ids[i]);
-        if (d < cur_dist) {
-          cur_dist = d;
-          cur = ids[i];
-          changed = true;
-        }
-      }
-    }
-  }
-  // Layer 0: `frontier` holds every reached node (closest first) for expansion, `best` the
-  // accepted ones (worst first, at most ef).
-  auto* visited = h.visited_list_pool_->getFreeVisitedList();
-  struct Release {
-    const hnswlib::HierarchicalNSW<float>& h;
-    hnswlib::VisitedList* v;
-    ~Release() { h.visited_list_pool_->releaseVisitedList(v); }
-  } release{h, visited};
-  const auto mark = visited->curV;
-  auto* seen = visited->mass;
-  std::priority_queue<Pair, std::vector<Pair>, std::greater<Pair>> frontier;
-  std::priority_queue<Pair> best;
-  std::vector<uint32_t> fresh;  // unseen neighbours of the node being expanded
-  fresh.reserve(h.maxM0_);
-  const auto admit = [&](float d, uint32_t id) {
-    if (!accept || accept(static_cast<int64_t>(h.getExternalLabel(id)))) {
-      best.emplace(d, id);
-      if (best.size() > ef) best.pop();
-    }
-  };
-  seen[cur] = mark;
-  frontier.emplace(cur_dist, cur);
-  admit(cur_dist, cur);
-  while (!frontier.empty()) {
-    const auto [d, id] = frontier.top();
-    if (best.size() == ef && d > best.top().first) break;
-    if (st.distances >= max_distances) {
-      st.budget_exhausted = true;
-      break;
-    }
-    frontier.pop();
-    unsigned int* links = h.get_linklist0(id);
-    const int size = h.getListCount(links);
-    const uint32_t* ids = reinterpret_cast<const uint32_t*>(links + 1);
-    // The unseen neighbours first, each vector prefetched, then their distances: the misses
-    // of one node's neighbours overlap instead of following one another.
-    fresh.clear();
-    for (int i = 0; i < size; ++i) {
-      const uint32_t next = ids[i];
-      if (seen[next] == mark) continue;
-      seen[next] = mark;
-      fresh.push_back(next);
-      __builtin_prefetch(h.getDataByInternalId(next));
-    }
-    for (const uint32_t next : fresh) {
-      const float nd = dist(next);
-      if (best.size() < ef || nd < best.top().first) {
-        frontier.emplace(nd, next);
-        admit(nd, next);
-      }
-    }
-  }
-  out.reserve(best.size());
-  while (!best.empty()) {
-    out.push_back({static_cast<int64_t>(h.getExternalLabel(best.top().second)), best.top().first});
-    best.pop();
-  }
-  std::sort(out.begin(), out.end(), [](const Neighbor& a, const Neighbor& b) {
-    return a.distance < b.distance || (a.distance == b.distance && a.label < b.label);
-  });
+  out = FilteredWalk(h, q, ef, accept, max_distances, &st.distances, &st.budget_exhausted);
   if (static_cast<int64_t>(out.size()) > k) out.resize(static_cast<size_t>(k));
   return out;
 }
