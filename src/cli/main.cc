@@ -94,6 +94,13 @@ int main(int argc, char** argv) {
                    "handing the connection back to the event loop (0 = never)")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
+  serve
+      ->add_option("--keepalive-spin-us", opts.keepalive_spin_us,
+                   "The first microseconds of that wait poll without sleeping, so a request "
+                   "arriving soon is served without a wake-up (capped by --keepalive-linger-us; "
+                   "0 = sleep at once)")
+      ->check(CLI::Range(0, 100000))
+      ->capture_default_str();
 
   // Request limits (DESIGN.md §9, server/write_limits.h): each violation is a 4xx naming it.
   auto& limits = opts.limits;

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -509,12 +510,16 @@ bool HttpListener::ServeOne(Conn& c) {
   return ok && !closed && !last && !c.close_after && !stopping_.load();
 }
 
-// Waits up to options_.linger for the next request head on `c` while another worker is idle.
+// Waits up to options_.linger for the next request head on `c` while another worker is idle,
+// polling without sleeping for the first options_.spin of it.
 // Returns true when a whole head is buffered; sets *keep = false when the peer closed first.
 bool HttpListener::Linger(Conn& c, bool* keep) {
   if (options_.linger.count() <= 0) return false;
   const auto workers = static_cast<int64_t>(std::max<size_t>(1, options_.workers));
-  const auto end = Clock::now() + options_.linger;
+  const auto start = Clock::now();
+  const auto end = start + options_.linger;
+  const auto spin_end = start + std::min(options_.spin, options_.linger);
+  static const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
   for (;;) {
     // in_flight_ counts this connection: below `workers`, nothing queued and a worker idle.
     if (stopping_.load() || in_flight_.load() >= workers) return false;
@@ -524,6 +529,9 @@ bool HttpListener::Linger(Conn& c, bool* keep) {
     const auto slice = std::min<Clock::duration>(end - now, std::chrono::microseconds(200));
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(slice).count();
     timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    // Spinning (look, do not sleep) only while a core is spare: with as many requests in
+    // flight as cores, a spinning worker would take CPU from one serving a request.
+    if (now < spin_end && in_flight_.load() < cores) ts = timespec{0, 0};
     pollfd p{c.fd, POLLIN | POLLRDHUP, 0};
     const int r = ::ppoll(&p, 1, &ts, nullptr);
     if (r < 0 && errno != EINTR) return false;

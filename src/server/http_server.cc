@@ -39,6 +39,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   lo.min_transfer_rate = static_cast<size_t>(std::max<int64_t>(0, options.min_transfer_rate_bytes));
   lo.transfer_grace = std::chrono::milliseconds(std::max(0, options.transfer_grace_ms));
   lo.linger = std::chrono::microseconds(std::max(0, options.keepalive_linger_us));
+  lo.spin = std::chrono::microseconds(std::max(0, options.keepalive_spin_us));
   STRATA_ASSIGN_OR_RETURN(server->port_, server->svr_.Bind(lo));
 
   // The bound on mapped base pages (io/mapped_file_cache.h): set before any table opens, so

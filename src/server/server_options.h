@@ -80,6 +80,9 @@ struct ServerOptions {
   /// the same keep-alive connection while another worker is idle (--keepalive-linger-us;
   /// 0 = hand the connection straight back to the event loop). HttpListener::linger.
   int keepalive_linger_us = 1000;
+  /// The first part of that wait polls without sleeping (--keepalive-spin-us; 0 = sleep at
+  /// once). HttpListener::spin.
+  int keepalive_spin_us = 50;
   /// Rows per write, vector dimension, k, filter length, string value size.
   RequestLimits limits;
   /// Shard writer options of every table (MemTable sizes, durability, backpressure).
