@@ -15,7 +15,7 @@
 // query terms. Query text is tokenized with the index's own Tokenizer; a query whose every
 // token is dropped (only stop words) matches nothing.
 // Serialize writes the term dictionary (sorted), postings, document lengths, the FtsParams and
-// an xxhash64 checksum (layout in inverted_index.cc). Limits: 2^32-2 documents per index,
+// an xxhash64 checksum (layout in inverted_index_io.cc). Limits: 2^32-2 documents per index,
 // 2^32-1 positions per term.
 // Thread-safety: `Impl::mu` (shared_mutex) guards the postings and lengths: AddColumn takes it
 // exclusively (after `Impl::gate`, so a stream of queries cannot starve it), queries share it;
