@@ -33,6 +33,8 @@ class Buffer {
   const T* data_as() const {
     return reinterpret_cast<const T*>(data_);
   }
+  /// What keeps data() alive (an allocation, a mapping, a parent buffer's owner).
+  const std::shared_ptr<const void>& owner() const { return owner_; }
   std::string_view view() const {
     return {reinterpret_cast<const char*>(data_), static_cast<size_t>(size_)};
   }

@@ -299,6 +299,16 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
       ->capture_default_str();
   serve
+      ->add_option(
+          "--vector-code-bytes", opts.vector_code_bytes,
+          "Most bytes of the 8-bit copies of vectors that the exact plan of filtered "
+          "searches builds and keeps per batch, a quarter of the float bytes, to read less "
+          "memory per row; results stay exact (rows are rescored from the floats). "
+          "Least recently used batches go first. -1 = a sixteenth of physical "
+          "memory; 0 = off")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
+      ->capture_default_str();
+  serve
       ->add_option("--cache-dir", opts.cache_dir,
                    "With --store s3://: local directory for copies of the SSTables and base "
                    "fragments of open tables (made with ranged GETs, memory-mapped under "

@@ -1,6 +1,10 @@
 #include "query/row_predicate.h"
 
 #include <algorithm>
+#include <bit>
+#include <limits>
+#include <optional>
+#include <tuple>
 
 #include "query/index_candidates.h"
 
@@ -272,6 +276,120 @@ bool RowPredicate::Bound::TestInBatch(size_t batch, int64_t row) const {
     if (!Passes(predicate_->checks_[i], cols[i], row)) return false;
   }
   return true;
+}
+
+namespace {
+
+// Rows r of [begin, end) with (lo <= v[r] <= hi) != negated, appended to *rows: a mask of
+// 64 rows at a time in a loop the compiler vectorises, then the set bits.
+template <typename T>
+void SelectRange(const T* v, int64_t begin, int64_t end, int64_t lo, int64_t hi, bool negated,
+                 std::vector<int64_t>* rows) {
+  uint8_t pass[64];
+  for (int64_t at = begin; at < end; at += 64) {
+    const int64_t n = std::min<int64_t>(64, end - at);
+    const T* x = v + at;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t y = static_cast<int64_t>(x[i]);
+      pass[i] = static_cast<uint8_t>(((y >= lo) & (y <= hi)) != negated);
+    }
+    uint64_t bits = 0;
+    for (int64_t i = 0; i < n; ++i) bits |= static_cast<uint64_t>(pass[i]) << i;
+    while (bits != 0) {
+      rows->push_back(at + std::countr_zero(bits));
+      bits &= bits - 1;
+    }
+  }
+}
+
+}  // namespace
+
+void RowPredicate::Bound::SelectInBatch(size_t batch, int64_t begin, int64_t end,
+                                        std::vector<int64_t>* rows) const {
+  const std::vector<Check>& checks = predicate_->checks_;
+  const std::vector<arrow::Array>& cols = columns_[batch];
+  const size_t first = rows->size();
+  size_t done = 0;  // checks already applied to the rows appended
+  if (!checks.empty() && !checks[0].is_string && cols[0].null_count() == 0 &&
+      cols[0].type_id() != arrow::TypeId::kBool) {
+    const Check& c = checks[0];
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    std::optional<std::tuple<int64_t, int64_t, bool>> range;  // lo, hi, negated
+    if (c.kind == Check::Kind::kBetween) {
+      range.emplace(c.value, c.high, c.negated);
+    } else if (c.kind == Check::Kind::kIn && c.values.size() == 1 && !c.negated) {
+      range.emplace(c.values[0], c.values[0], false);
+    } else if (c.kind == Check::Kind::kCompare) {
+      const int64_t v = c.value;
+      switch (c.op) {
+        case CompareOp::kEq:
+          range.emplace(v, v, false);
+          break;
+        case CompareOp::kNe:
+          range.emplace(v, v, true);
+          break;
+        case CompareOp::kLt:
+          range = v == kMin ? std::make_tuple(int64_t{1}, int64_t{0}, false)
+                            : std::make_tuple(kMin, v - 1, false);
+          break;
+        case CompareOp::kLe:
+          range.emplace(kMin, v, false);
+          break;
+        case CompareOp::kGt:
+          range = v == kMax ? std::make_tuple(int64_t{1}, int64_t{0}, false)
+                            : std::make_tuple(v + 1, kMax, false);
+          break;
+        case CompareOp::kGe:
+          range.emplace(v, kMax, false);
+          break;
+      }
+    }
+    if (range) {
+      const auto [lo, hi, neg] = *range;
+      const arrow::Array& a = cols[0];
+      switch (a.type_id()) {
+        case arrow::TypeId::kInt8:
+          SelectRange(a.raw_values<int8_t>(), begin, end, lo, hi, neg, rows);
+          break;
+        case arrow::TypeId::kInt16:
+          SelectRange(a.raw_values<int16_t>(), begin, end, lo, hi, neg, rows);
+          break;
+        case arrow::TypeId::kInt32:
+        case arrow::TypeId::kDate32:
+          SelectRange(a.raw_values<int32_t>(), begin, end, lo, hi, neg, rows);
+          break;
+        case arrow::TypeId::kUInt8:
+          SelectRange(a.raw_values<uint8_t>(), begin, end, lo, hi, neg, rows);
+          break;
+        case arrow::TypeId::kUInt16:
+          SelectRange(a.raw_values<uint16_t>(), begin, end, lo, hi, neg, rows);
+          break;
+        case arrow::TypeId::kUInt32:
+          SelectRange(a.raw_values<uint32_t>(), begin, end, lo, hi, neg, rows);
+          break;
+        default:  // kInt64, kTimestamp
+          SelectRange(a.raw_values<int64_t>(), begin, end, lo, hi, neg, rows);
+          break;
+      }
+      done = 1;
+    }
+  }
+  if (done == 0) {
+    for (int64_t r = begin; r < end; ++r) {
+      if (TestInBatch(batch, r)) rows->push_back(r);
+    }
+    return;
+  }
+  // The other checks over the rows the first one kept, in place.
+  size_t kept = first;
+  for (size_t i = first; i < rows->size(); ++i) {
+    const int64_t r = (*rows)[i];
+    bool pass = true;
+    for (size_t k = done; k < checks.size() && pass; ++k) pass = Passes(checks[k], cols[k], r);
+    if (pass) (*rows)[kept++] = r;
+  }
+  rows->resize(kept);
 }
 
 bool RowPredicate::Bound::Test(int64_t position) const {

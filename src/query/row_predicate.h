@@ -45,6 +45,11 @@ class RowPredicate {
     bool TestInBatch(size_t batch, int64_t row) const;
     /// Whether position `position` passes (false out of [0, num_rows); liveness not checked).
     bool Test(int64_t position) const;
+    /// Appends the rows of [begin, end) of `batch` that pass, ascending (liveness not
+    /// checked): TestInBatch over the range, with a branch-free typed loop for the first
+    /// check when it is an integer comparison, BETWEEN or IN of one value over a column
+    /// without nulls.
+    void SelectInBatch(size_t batch, int64_t begin, int64_t end, std::vector<int64_t>* rows) const;
 
    private:
     friend class RowPredicate;

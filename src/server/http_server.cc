@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "index/vector/sq8_cache.h"
 #include "io/fetched_file.h"
 #include "io/mapped_file_cache.h"
 #include "io/s3_object_store.h"
@@ -46,6 +47,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   // the baseline is the binary's and libraries' pages only.
   const int64_t cache_bytes = io::CacheBytesOrDefault(options.cache_bytes);
   io::MappedFileCache::Global().SetLimit(cache_bytes);
+  index::Sq8Cache::Global().SetBudget(
+      options.vector_code_bytes < 0 ? index::Sq8Cache::DefaultBudget() : options.vector_code_bytes);
   spdlog::info("--cache-bytes {}: mapped base pages resident in the process are bounded to {}",
                options.cache_bytes,
                cache_bytes == 0 ? std::string("no bound") : std::to_string(cache_bytes) + " bytes");

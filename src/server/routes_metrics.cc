@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "index/vector/sq8_cache.h"
 #include "io/fetched_file.h"
 #include "io/mapped_file_cache.h"
 #include "server/server_context.h"
@@ -401,6 +402,21 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
                              "place; reclaimable page cache; RssFile of /proc/self/status).",
                              file));
   }
+  const index::Sq8CacheStats codes = index::Sq8Cache::Global().stats();
+  families.push_back(Gauge("strata_vector_code_bytes",
+                           "Bytes of 8-bit vector codes held for exact searches (bounded by "
+                           "--vector-code-bytes; index/vector/sq8_cache.h).",
+                           static_cast<double>(codes.bytes)));
+  families.push_back(Gauge("strata_vector_code_limit_bytes", "--vector-code-bytes (0 = off).",
+                           static_cast<double>(codes.budget)));
+  families.push_back(Gauge("strata_vector_code_batches", "Batches with 8-bit vector codes held.",
+                           static_cast<double>(codes.entries)));
+  families.push_back(Counter("strata_vector_code_builds_total",
+                             "Batches whose 8-bit vector codes were built.",
+                             static_cast<double>(codes.builds)));
+  families.push_back(Counter("strata_vector_code_evictions_total",
+                             "Batches whose codes were dropped to stay under --vector-code-bytes.",
+                             static_cast<double>(codes.evictions)));
   const io::MappedFileCache::Stats cache = io::MappedFileCache::Global().stats();
   families.push_back(Gauge("strata_cache_limit_bytes",
                            "--cache-bytes: bound on the base's mapped pages resident in the "

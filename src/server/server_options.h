@@ -96,6 +96,9 @@ struct ServerOptions {
   /// Bound on the base fragments' mapped pages resident in the process (--cache-bytes;
   /// io/mapped_file_cache.h): -1 = a quarter of physical memory; 0 = no bound.
   int64_t cache_bytes = -1;
+  /// Budget of the 8-bit vector codes exact searches keep per batch (--vector-code-bytes;
+  /// index/vector/sq8_cache.h): -1 = a sixteenth of physical memory; 0 = no codes.
+  int64_t vector_code_bytes = -1;
   /// Where local copies of an object store's data files go (--cache-dir; io/fetched_file.h),
   /// in a "strata-fetch-{pid}" sub-directory. "" = $TMPDIR or /tmp. Unused on a local disk.
   std::string cache_dir;

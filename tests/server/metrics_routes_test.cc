@@ -113,6 +113,7 @@ class MetricsRoutesTest : public ::testing::Test {
   void Start() {
     ServerOptions o;
     o.cache_bytes = 48 << 20;
+    o.vector_code_bytes = 24 << 20;
     o.data_dir = dir_.string();
     o.port = 0;
     o.threads = 4;
@@ -198,6 +199,11 @@ TEST_F(MetricsRoutesTest, CountersMoveByExactAmounts) {
   EXPECT_EQ(before.at("strata_cache_limit_bytes"), 48 << 20);
   EXPECT_EQ(before.types.at("strata_cache_trims_total"), "counter");
   EXPECT_LT(before.at("strata_cache_resident_bytes"), 48 << 20);
+  // --vector-code-bytes (index/vector/sq8_cache.h): the fixture sets 24 MiB; 4-d vectors
+  // never get codes (too short to repay them).
+  EXPECT_EQ(before.at("strata_vector_code_limit_bytes"), 24 << 20);
+  EXPECT_LE(before.at("strata_vector_code_bytes"), 24 << 20);
+  EXPECT_EQ(before.types.at("strata_vector_code_builds_total"), "counter");
 
   // N sequential inserts of 3 rows: one put, one WAL entry of one append, one fsync each.
   constexpr int kInserts = 5;
