@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "arrow/builder.h"
@@ -217,6 +220,49 @@ TEST(Sq8Cache, BuildsOnceHitsEvictsAndForgetsFreedBatches) {
   cache.SetBudget(per_batch - 1);
   EXPECT_EQ(cache.Get(batches[0], dim, true), nullptr);
   EXPECT_EQ(cache.stats().bytes, 0);
+}
+
+// Eight threads ask for the codes of six batches under a budget of two while the batches
+// are replaced (freed) by one of them: every answer is either nullptr or the codes of the
+// batch asked for, and the bytes held never pass the budget (run under make tsan).
+TEST(Sq8Cache, ConcurrentGetsUnderASmallBudget) {
+  const int dim = 32;
+  const int64_t per_batch = 100 * dim + 100 * 8 + dim * 8;
+  Sq8Cache cache(2 * per_batch);
+  std::vector<std::vector<float>> data;
+  for (int i = 0; i < 6; ++i) data.push_back(Data(Shape::kUniform, dim, 100, 40 + i));
+  std::mutex mu;  // guards batches
+  std::vector<arrow::Array> batches;
+  for (int i = 0; i < 6; ++i) batches.push_back(MakeColumn(data[static_cast<size_t>(i)], dim));
+  std::atomic<int64_t> wrong{0}, got{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 300; ++i) {
+        const size_t b = static_cast<size_t>((i + t) % 6);
+        arrow::Array batch = [&] {
+          std::lock_guard<std::mutex> lock(mu);
+          if (t == 0 && i % 10 == 0) batches[b] = MakeColumn(data[b], dim);  // frees the old
+          return batches[b];
+        }();
+        auto codes = cache.Get(batch, dim, true);
+        if (codes == nullptr) continue;
+        ++got;
+        // Row 0's code decodes near row 0 of batch b.
+        const float* v = &data[b][0];
+        for (int j = 0; j < dim; ++j) {
+          const float x = codes->lo()[static_cast<size_t>(j)] +
+                          codes->step()[static_cast<size_t>(j)] * codes->code(0)[j];
+          if (std::fabs(x - v[j]) > codes->step()[static_cast<size_t>(j)]) ++wrong;
+        }
+        if (cache.stats().bytes > 2 * per_batch) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(got.load(), 0);
+  EXPECT_LE(cache.stats().bytes, 2 * per_batch);
 }
 
 }  // namespace
