@@ -6,6 +6,10 @@
 #include <optional>
 #include <tuple>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "query/index_candidates.h"
 
 namespace strata::query {
@@ -285,16 +289,28 @@ namespace {
 template <typename T>
 void SelectRange(const T* v, int64_t begin, int64_t end, int64_t lo, int64_t hi, bool negated,
                  std::vector<int64_t>* rows) {
-  uint8_t pass[64];
+  alignas(32) uint8_t pass[64];
+  const uint8_t flip = negated ? 0xff : 0;
   for (int64_t at = begin; at < end; at += 64) {
     const int64_t n = std::min<int64_t>(64, end - at);
     const T* x = v + at;
     for (int64_t i = 0; i < n; ++i) {
       const int64_t y = static_cast<int64_t>(x[i]);
-      pass[i] = static_cast<uint8_t>(((y >= lo) & (y <= hi)) != negated);
+      pass[i] = static_cast<uint8_t>(-static_cast<int>((y >= lo) & (y <= hi))) ^ flip;  // 0 / 0xff
     }
     uint64_t bits = 0;
-    for (int64_t i = 0; i < n; ++i) bits |= static_cast<uint64_t>(pass[i]) << i;
+#if defined(__AVX2__)
+    if (n == 64) {
+      const __m256i a = _mm256_load_si256(reinterpret_cast<const __m256i*>(pass));
+      const __m256i b = _mm256_load_si256(reinterpret_cast<const __m256i*>(pass + 32));
+      bits = static_cast<uint32_t>(_mm256_movemask_epi8(a)) |
+             static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(b))) << 32;
+    } else {
+      for (int64_t i = 0; i < n; ++i) bits |= static_cast<uint64_t>(pass[i] & 1) << i;
+    }
+#else
+    for (int64_t i = 0; i < n; ++i) bits |= static_cast<uint64_t>(pass[i] & 1) << i;
+#endif
     while (bits != 0) {
       rows->push_back(at + std::countr_zero(bits));
       bits &= bits - 1;
