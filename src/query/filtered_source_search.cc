@@ -352,8 +352,9 @@ class Runner {
     // lookup), short vectors, or distance bounds (the threshold would count rows the bounds
     // drop).
     static bool UseCodes(const Runner& r, int64_t expected_rows) {
+      // A query whose squared norm is subnormal-small defeats the bounds' rounding slack.
       return r.q_.dim >= kMinCodedDim && !r.q_.in_bounds && expected_rows >= kMinCodedRows &&
-             r.q_.want > 0;
+             r.q_.want > 0 && index::SquaredNorm(r.q_.query, r.q_.dim) >= 1e-30f;
     }
 
    private:

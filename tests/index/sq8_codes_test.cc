@@ -160,9 +160,11 @@ TEST(Sq8Codes, RowsWithoutAUsableVectorGetNoCode) {
   data[static_cast<size_t>(3 * dim + 5)] = std::numeric_limits<float>::infinity();
   data[static_cast<size_t>(4 * dim + 1)] = 3e19f;  // squared norm overflows a float
   for (int j = 0; j < dim; ++j) data[static_cast<size_t>(5 * dim + j)] = 0.0f;  // zero vector
+  for (int j = 0; j < dim; ++j)
+    data[static_cast<size_t>(6 * dim + j)] = 1e-24f;  // products subnormal
   auto codes = Sq8Codes::Build(MakeColumn(data, dim, {1}), dim);
   ASSERT_NE(codes, nullptr);
-  const std::vector<bool> coded = {true, false, false, false, false, true, true, true};
+  const std::vector<bool> coded = {true, false, false, false, false, true, false, true};
   for (int64_t r = 0; r < 8; ++r) EXPECT_EQ(codes->IsCoded(r), coded[static_cast<size_t>(r)]) << r;
   // The zero vector is no neighbour under cosine (exact search skips it) but is under l2.
   const std::vector<float> q(data.begin(), data.begin() + dim);

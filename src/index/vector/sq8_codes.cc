@@ -145,7 +145,12 @@ std::shared_ptr<const Sq8Codes> Sq8Codes::Build(const arrow::Array& list, int64_
     // zero vector to exact cosine search (skipped), one that overflows gives it inf or NaN
     // distances; neither is coded, so the floats decide them as before.
     const float float_n2 = SquaredNorm(v, dim);
-    if (!std::isfinite(rf) || !std::isfinite(float_n2) || n2 > 1e30) continue;
+    // Below about 1e-30 (float's subnormal range for the products) the float kernels lose
+    // far more than kSlack of a cosine: such rows stay with the floats too (a break test
+    // found cosine misses with components of 1e-24).
+    if (!std::isfinite(rf) || !std::isfinite(float_n2) || n2 > 1e30 || (n2 > 0 && n2 < 1e-30)) {
+      continue;
+    }
     out->residual_[static_cast<size_t>(i)] = rf;
     out->norm_[static_cast<size_t>(i)] = float_n2 > 0.0f ? static_cast<float>(std::sqrt(n2)) : 0.0f;
   }
