@@ -274,12 +274,14 @@ class Runner {
   // floats. Other batches are scored from the floats directly.
   class ExactScorer {
    public:
-    ExactScorer(Runner* r, int64_t expected_rows)
-        : r_(*r), top_(r->q_.want), use_codes_(UseCodes(*r, expected_rows)) {
-      if (use_codes_) {
-        q_norm_ = std::sqrt(index::SquaredNorm(r_.q_.query, r_.q_.dim));
-        sq8_.emplace(r_.q_.distance, r_.q_.query, q_norm_, r_.q_.dim);
-      }
+    ExactScorer(Runner* r, int64_t expected_rows) : r_(*r), top_(r->q_.want) {
+      if (!UseCodes(*r, expected_rows)) return;
+      // A query whose squared norm is subnormal-small defeats the bounds' rounding slack.
+      const float n2 = index::SquaredNorm(r_.q_.query, r_.q_.dim);
+      if (!(n2 >= 1e-30f)) return;
+      use_codes_ = true;
+      q_norm_ = std::sqrt(n2);
+      sq8_.emplace(r_.q_.distance, r_.q_.query, q_norm_, r_.q_.dim);
     }
     // Rows (ascending) of batch b, all passing and live.
     void Batch(size_t b, const std::vector<int64_t>& rows) {
@@ -347,17 +349,14 @@ class Runner {
     }
     int64_t scored() const { return scored_; }
 
-   public:
+   private:
     // Codes pay where many rows are scored and each row is long: not for a few rows (a key
     // lookup), short vectors, or distance bounds (the threshold would count rows the bounds
     // drop).
     static bool UseCodes(const Runner& r, int64_t expected_rows) {
-      // A query whose squared norm is subnormal-small defeats the bounds' rounding slack.
       return r.q_.dim >= kMinCodedDim && !r.q_.in_bounds && expected_rows >= kMinCodedRows &&
-             r.q_.want > 0 && index::SquaredNorm(r.q_.query, r.q_.dim) >= 1e-30f;
+             r.q_.want > 0;
     }
-
-   private:
     static void Prefetch(const char* p, int64_t bytes) {
       for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
     }
@@ -372,7 +371,7 @@ class Runner {
     };
     Runner& r_;
     index::TopK top_;
-    const bool use_codes_;
+    bool use_codes_ = false;
     const size_t code_ahead_ = std::max<size_t>(
         kCodeAhead, static_cast<size_t>(kCodeAheadBytes / std::max<int64_t>(1, r_.q_.dim)));
     float q_norm_ = 0;

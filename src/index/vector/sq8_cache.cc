@@ -70,13 +70,12 @@ std::shared_ptr<const Sq8Codes> Sq8Cache::Get(const arrow::Array& list, int64_t 
     if (!build) return nullptr;
     // Codes that could never be kept are not built (a break test found a budget below one
     // batch building and dropping every batch on every query, 5x slower than no codes).
-    const int64_t would_be = list.length() * (dim + 8) + dim * 8;
-    if (would_be > budget_) return nullptr;
+    if (Sq8Codes::BytesFor(list.length(), dim) > budget_) return nullptr;
   }
   std::shared_ptr<const Sq8Codes> codes = Sq8Codes::Build(list, dim);
   if (codes == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(mu_);
-  if (codes->bytes() > budget_) return nullptr;
+  if (codes->bytes() > budget_) return nullptr;  // the budget shrank meanwhile
   auto it = map_.find(key);
   if (it != map_.end() && !it->second.owner.expired()) return it->second.codes;  // built twice
   if (it != map_.end()) {

@@ -157,11 +157,6 @@ std::shared_ptr<const Sq8Codes> Sq8Codes::Build(const arrow::Array& list, int64_
   return out;
 }
 
-int64_t Sq8Codes::bytes() const {
-  return static_cast<int64_t>(codes_.size() + 4 * (residual_.size() + norm_.size()) +
-                              4 * (lo_.size() + step_.size()));
-}
-
 Sq8Query::Sq8Query(DistanceType type, const float* q, float q_norm, int64_t dim)
     : type_(type), q_(q), q_norm_(q_norm), dim_(dim) {
   a_.resize(static_cast<size_t>(dim));

@@ -43,7 +43,9 @@ class Sq8Codes {
   int64_t dim() const { return dim_; }
   int64_t rows() const { return rows_; }
   /// Bytes held (codes, per-row and per-dimension arrays).
-  int64_t bytes() const;
+  int64_t bytes() const { return BytesFor(rows_, dim_); }
+  /// Bytes the codes of `rows` vectors of `dim` floats hold.
+  static int64_t BytesFor(int64_t rows, int64_t dim) { return rows * (dim + 8) + dim * 8; }
   bool IsCoded(int64_t row) const { return residual_[static_cast<size_t>(row)] >= 0.0f; }
   const uint8_t* code(int64_t row) const { return codes_.data() + row * dim_; }
   float residual(int64_t row) const { return residual_[static_cast<size_t>(row)]; }
