@@ -224,6 +224,34 @@ TEST(Sq8Cache, BuildsOnceHitsEvictsAndForgetsFreedBatches) {
   EXPECT_EQ(cache.stats().bytes, 0);
 }
 
+// A batch is built once the rows asked of it add up to its rows / share, counted across
+// calls (queries that each read a small part of it), and not before.
+TEST(Sq8Cache, BuildsOnceTheDemandAddsUpToTheShare) {
+  const int dim = 32;
+  Sq8Cache cache(int64_t{1} << 20);
+  const arrow::Array batch = MakeColumn(Data(Shape::kUniform, dim, 640, 7), dim);
+  // 640 rows / share 32: built when 20 rows were asked in all.
+  EXPECT_EQ(cache.GetOnDemand(batch, dim, 8, 32), nullptr);
+  EXPECT_EQ(cache.GetOnDemand(batch, dim, 11, 32), nullptr);  // 19 asked
+  EXPECT_EQ(cache.stats().builds, 0);
+  auto codes = cache.GetOnDemand(batch, dim, 1, 32);  // 20 asked: built
+  ASSERT_NE(codes, nullptr);
+  EXPECT_EQ(codes->rows(), 640);
+  EXPECT_EQ(cache.stats().builds, 1);
+  EXPECT_EQ(cache.GetOnDemand(batch, dim, 1, 32), codes);  // then a hit
+  EXPECT_EQ(cache.stats().hits, 1);
+  // One call asking for the whole share builds at once; share 0 never builds.
+  const arrow::Array other = MakeColumn(Data(Shape::kUniform, dim, 640, 8), dim);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(cache.GetOnDemand(other, dim, 640, 0), nullptr);
+  const arrow::Array third = MakeColumn(Data(Shape::kUniform, dim, 640, 9), dim);
+  EXPECT_NE(cache.GetOnDemand(third, dim, 20, 32), nullptr);
+  EXPECT_EQ(cache.stats().builds, 2);
+  // A disabled cache counts nothing and builds nothing.
+  Sq8Cache off(0);
+  EXPECT_EQ(off.GetOnDemand(batch, dim, 640, 32), nullptr);
+  EXPECT_EQ(off.stats().builds, 0);
+}
+
 // Eight threads ask for the codes of six batches under a budget of two while the batches
 // are replaced (freed) by one of them: every answer is either nullptr or the codes of the
 // batch asked for, and the bytes held never pass the budget (run under make tsan).

@@ -85,11 +85,13 @@ class HnswIndex {
 
   /// The `k` nearest accepted labels, sorted by distance ascending (ties: lower label first).
   /// `ef` >= 1 is the search breadth (hnswlib ef; the effective breadth is max(ef, k)).
-  /// `accept` (optional) filters labels: the search over-fetches (doubling the breadth up to the
-  /// index size) until k accepted labels are found or the whole graph was reachable, so a
-  /// selective filter costs more; callers should run an exact search instead when the filter
-  /// passes few rows (see kExactSearchMaxFraction). `query` has dim() finite floats (for
-  /// cosine it need not be normalized; a zero query under cosine gives Invalid).
+  /// `accept` (optional) filters labels as FilteredSearch does (rejected nodes still guide the
+  /// walk; the search holds max(ef, k) accepted labels, or every accepted label reachable), with
+  /// no distance budget, so a selective filter costs more; callers should run an exact search
+  /// instead when the filter passes few rows (see kExactSearchMaxFraction). `query` has dim()
+  /// finite floats (for cosine it need not be normalized; a zero query under cosine gives
+  /// Invalid). The walk is hnsw_filtered_walk.h's (hnswlib's searchBaseLayerST over its graph,
+  /// with every line of a neighbour's vector prefetched), not hnswlib's searchKnn.
   Result<std::vector<Neighbor>> Search(const float* query, int64_t k, int64_t ef,
                                        const std::function<bool(int64_t)>& accept = {}) const;
 

@@ -44,15 +44,41 @@ void Sq8Cache::EvictLocked(int64_t budget) {
   }
 }
 
-std::shared_ptr<const Sq8Codes> Sq8Cache::Get(const arrow::Array& list, int64_t dim, bool build) {
-  if (list.data()->children.empty()) return nullptr;
+std::optional<Sq8Cache::Key> Sq8Cache::KeyOf(const arrow::Array& list, int64_t dim) {
+  if (list.data()->children.empty()) return std::nullopt;
   const arrow::Array values = list.child(0);
-  if (values.data()->buffers.size() < 2 || values.data()->buffers[1] == nullptr) return nullptr;
-  const arrow::BufferPtr& buffer = values.data()->buffers[1];
+  if (values.data()->buffers.size() < 2 || values.data()->buffers[1] == nullptr) {
+    return std::nullopt;
+  }
   // Memory nobody owns cannot be told apart from a later batch at the same address.
-  if (buffer->owner() == nullptr) return nullptr;
+  if (values.data()->buffers[1]->owner() == nullptr) return std::nullopt;
   const float* first = values.raw_values<float>() + list.offset() * dim;
-  const Key key{reinterpret_cast<uintptr_t>(first), list.length(), dim};
+  return Key{reinterpret_cast<uintptr_t>(first), list.length(), dim};
+}
+
+std::shared_ptr<const Sq8Codes> Sq8Cache::GetOnDemand(const arrow::Array& list, int64_t dim,
+                                                      int64_t rows_wanted, int64_t share) {
+  if (std::shared_ptr<const Sq8Codes> hit = Get(list, dim, false)) return hit;
+  const std::optional<Key> key = KeyOf(list, dim);
+  if (!key) return nullptr;
+  bool build = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (budget_ == 0) return nullptr;
+    int64_t& asked = demand_[*key];
+    asked += rows_wanted;
+    build = share > 0 && asked * share >= list.length();
+    if (build) demand_.erase(*key);
+    if (demand_.size() > 65536) demand_.clear();
+  }
+  return build ? Get(list, dim, true) : nullptr;
+}
+
+std::shared_ptr<const Sq8Codes> Sq8Cache::Get(const arrow::Array& list, int64_t dim, bool build) {
+  const std::optional<Key> found_key = KeyOf(list, dim);
+  if (!found_key) return nullptr;
+  const Key key = *found_key;
+  const arrow::BufferPtr& buffer = list.child(0).data()->buffers[1];
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (budget_ == 0) return nullptr;

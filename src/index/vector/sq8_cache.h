@@ -17,6 +17,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "arrow/array.h"
@@ -49,6 +50,15 @@ class Sq8Cache {
   /// when `build`, new ones (nullptr when the cache is disabled, the column is of another
   /// type, or one batch's codes alone exceed the budget).
   std::shared_ptr<const Sq8Codes> Get(const arrow::Array& list, int64_t dim, bool build);
+  /// Codes of `list` as Get, built once the rows queries asked of this batch since its last
+  /// build (this call's `rows_wanted` included) reach its rows / `share`: a query that reads
+  /// 1% of each batch is as well served by the codes after a few queries as one reading a
+  /// tenth is at once (the rows a query scores from the floats are what the codes save).
+  /// The demand is counted per batch key, cleared at a build, and forgotten wholesale past
+  /// 65,536 batches (a freed batch's count can only bring the next build at its address
+  /// forward).
+  std::shared_ptr<const Sq8Codes> GetOnDemand(const arrow::Array& list, int64_t dim,
+                                              int64_t rows_wanted, int64_t share);
   Sq8CacheStats stats() const;
 
  private:
@@ -72,13 +82,16 @@ class Sq8Cache {
     std::list<Key>::iterator lru;  // position in lru_ (front = most recent)
   };
   void EvictLocked(int64_t budget);
+  // The key of `list`'s float buffer, or nullopt when it has no owned buffer (then never cached).
+  static std::optional<Key> KeyOf(const arrow::Array& list, int64_t dim);
 
   mutable std::mutex mu_;
-  int64_t budget_;                                 // guarded by mu_
-  int64_t bytes_ = 0;                              // guarded by mu_
-  std::unordered_map<Key, Entry, KeyHash> map_;    // guarded by mu_
-  std::list<Key> lru_;                             // guarded by mu_
-  int64_t hits_ = 0, builds_ = 0, evictions_ = 0;  // guarded by mu_
+  int64_t budget_;                                    // guarded by mu_
+  int64_t bytes_ = 0;                                 // guarded by mu_
+  std::unordered_map<Key, Entry, KeyHash> map_;       // guarded by mu_
+  std::list<Key> lru_;                                // guarded by mu_
+  std::unordered_map<Key, int64_t, KeyHash> demand_;  // guarded by mu_: rows asked, not built
+  int64_t hits_ = 0, builds_ = 0, evictions_ = 0;     // guarded by mu_
 };
 
 }  // namespace strata::index
