@@ -5,14 +5,16 @@
 // reference `<buildDir>/hnswlib_sweep`), ivfpq (Strata IVF_PQ vs LanceDB IVF_PQ with the same
 // parameters: build time, index size, recall@10 and q/s per nprobes / refine_factor; ivfpq.mjs;
 // `--only ivfpq` runs it alone), freshness, fts (WordNet; fts.mjs), flush, sww (search
-// while writing on synthetic clustered 128-d vectors at growing sizes; search_while_writing.mjs).
+// while writing on synthetic clustered 128-d vectors at growing sizes; search_while_writing.mjs),
+// filtered (filtered vector search at selectivities 100%, 50%, 10%, 1%, 0.1% on synthetic
+// clustered 128-d rows with a BTree-indexed int32 tag, each system's prefilter; filtered.mjs).
 // Writes DIR/results.json (read by report.mjs), prints the tables with Strata/LanceDB
 // ratios, then runs report.mjs (markdown + charts) unless --no-report.
 //
 // Usage: node bench/compare/main.mjs --strata build/release/strata [--train 60000]
-//          [--queries 1000] [--quick] [--only ingest,vector,ivfpq,freshness,fts,flush,sww] [--out DIR]
-//          [--no-report] [--docs] [--single-rows N] [--flush-rate R] [--keep]
-//          [--sww-rows 50000,500000,1000000] [--sww-queries Q] [--sww-budget S]
+//          [--queries 1000] [--quick] [--only ingest,vector,ivfpq,freshness,fts,flush,sww,filtered]
+//          [--out DIR] [--no-report] [--docs] [--single-rows N] [--flush-rate R] [--keep]
+//          [--sww-rows 50000,500000,1000000] [--sww-queries Q] [--sww-budget S] [--filtered-rows N]
 //   --strata      the strata binary; its directory is the build dir holding knn_ground_truth
 //                 (exact ground truth, required for recall) and hnswlib_sweep (optional)
 //   --tools DIR   where knn_ground_truth and hnswlib_sweep are (default: the strata binary's dir)
@@ -29,6 +31,7 @@
 //                  50000,500000,1000000; --quick 20000); one table per system grows through them
 //   --sww-queries Q  searches per sww phase and read-after-write pairs (default 1000; quick 200)
 //   --sww-budget S   each sww phase stops after S seconds even if short of Q (default 120; quick 5)
+//   --filtered-rows N  rows of the filtered workload's table (default 200000; --quick 20000)
 //   --keep        keep the temporary data directories (printed) instead of removing them
 import fs from "node:fs";
 import os from "node:os";
@@ -43,7 +46,7 @@ import { openStrata, openLance } from "./systems.mjs";
 process.env.LANCEDB_LOG ??= "error";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const WORKLOADS = ["ingest", "vector", "ivfpq", "freshness", "fts", "flush", "sww"];
+const WORKLOADS = ["ingest", "vector", "ivfpq", "freshness", "fts", "flush", "sww", "filtered"];
 
 function usage(msg) {
   if (!msg) {
@@ -60,8 +63,8 @@ function usage(msg) {
   }
   console.error(`error: ${msg}`);
   console.error("usage: node bench/compare/main.mjs --strata PATH [--train N] [--queries Q] [--quick] " +
-    "[--only ingest,vector,ivfpq,freshness,fts,flush,sww] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep] " +
-    "[--sww-rows N,N,...] [--sww-queries Q] [--sww-budget S]");
+    "[--only ingest,vector,ivfpq,freshness,fts,flush,sww,filtered] [--out DIR] [--no-report] [--docs] [--tools DIR] [--single-rows N] [--flush-rate ROWS_PER_S] [--flush-budget S] [--keep] " +
+    "[--sww-rows N,N,...] [--sww-queries Q] [--sww-budget S] [--filtered-rows N]");
   process.exit(2);
 }
 
@@ -109,6 +112,7 @@ function parseArgs(argv) {
       if (o.swwRows.length === 0) usage("--sww-rows needs at least one size");
     } else if (a === "--sww-queries") o.swwQueries = int(val(), 10, 100000);
     else if (a === "--sww-budget") o.swwBudgetSeconds = int(val(), 1, 86400);
+    else if (a === "--filtered-rows") o.filteredRows = int(val(), 1000, 100000000);
     else if (a === "-h" || a === "--help") usage();
     else usage(`unknown argument ${a}`);
   }
@@ -253,6 +257,22 @@ function printTables(res) {
         e.raw_p50_growth === null ? "- (one size)" : `${fmt(e.raw_p50_growth, 2)} (${e.raw_p50_growth_rows.join(" -> ")})`,
         e.raw_misses]));
   }
+  if (res.filtered?.points?.length) {
+    const w = res.filtered;
+    const rows = [];
+    for (const s of w.points.filter((e) => e.system === "strata")) {
+      const l = w.points.find((e) => e.system === "lancedb" && e.filter === s.filter);
+      rows.push([s.filter, fmt(s.selectivity * 100, 1), fmt(s.qps), fmt(s.ratio_to_unfiltered, 2), fmt(s.recall_at_10, 3),
+        fmt(s.p50_ms, 2), l ? fmt(l.qps) : "-", l ? fmt(l.ratio_to_unfiltered, 2) : "-", l ? fmt(l.recall_at_10, 3) : "-",
+        l ? fmt(l.p50_ms, 2) : "-", l ? fmt(s.qps / l.qps, 2) : "-"]);
+    }
+    table(`filtered vector search (${w.params.rows} rows, ${w.params.queries} queries, k=${w.params.k}, prefilter, 1 client, ` +
+      `median of ${w.params.passes} passes; ratio = q/s / the same system's unfiltered q/s)`,
+      ["filter", "pass %", "strata q/s", "strata ratio", "strata recall@10", "strata p50 ms", "lancedb q/s", "lancedb ratio",
+        "lancedb recall@10", "lancedb p50 ms", "q/s strata/lancedb"], rows);
+    const bad = w.points.filter((e) => e.filter_violations || e.short_answers);
+    for (const e of bad) console.log(`filtered ${e.system} ${e.filter}: ${e.filter_violations} rows failing the filter, ${e.short_answers} answers short of k`);
+  }
 }
 
 // ------------------------------------------------------------------ main
@@ -307,6 +327,7 @@ async function main() {
       sww_rows: opts.swwRows ?? null,
       sww_queries: opts.swwQueries ?? null,
       sww_budget_seconds: opts.swwBudgetSeconds ?? null,
+      filtered_rows: opts.filteredRows ?? null,
       strata_index: "Index.hnswSq({m: 16, efConstruction: 100}) before any row (HNSW maintained while writing)",
       lancedb_indexes: "Index.hnswSq() and Index.ivfPq() with the client's defaults, after loading",
     },
@@ -320,7 +341,7 @@ async function main() {
     opts,
     lancedb,
     arrow,
-    // Fashion-MNIST feeds ingest / vector / freshness / flush; fts and sww bring their own data.
+    // Fashion-MNIST feeds ingest / vector / freshness / flush; fts, sww and filtered bring their own data.
     fashion: opts.only.some((w) => ["ingest", "vector", "ivfpq", "freshness", "flush"].includes(w)) ? loadFashionMnist() : null,
     gt: null,
     gtFile: null,
@@ -338,7 +359,7 @@ async function main() {
       return s;
     },
   };
-  const results = { meta, ingest: [], vector: [], ivfpq: null, freshness: [], fts: null, flush: [], sww: null };
+  const results = { meta, ingest: [], vector: [], ivfpq: null, freshness: [], fts: null, flush: [], sww: null, filtered: null };
   const file = path.join(opts.out, "results.json");
   // Written after every workload (and kept on failure), so a late error or Ctrl-C keeps what
   // was measured; meta.completed says which workloads finished.
@@ -406,6 +427,11 @@ async function main() {
       const { run } = await import("./search_while_writing.mjs");
       results.sww = await run(ctx);
       checkpoint("sww");
+    }
+    if (opts.only.includes("filtered")) {
+      const { run } = await import("./filtered.mjs");
+      results.filtered = await run(ctx);
+      checkpoint("filtered");
     }
   } finally {
     await cleanup();
