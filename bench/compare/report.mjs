@@ -299,6 +299,27 @@ function swwSection(sww) {
   return lines.join("\n");
 }
 
+function filteredSection(w) {
+  if (!w || !Array.isArray(w.points) || w.points.length === 0) return notRun("Filtered vector search");
+  const p = w.params || {};
+  const lines = ["### 7. Filtered vector search (synthetic clustered 128-d vectors, BTree on `tag`)", ""];
+  lines.push(`${fmt(p.rows)} rows, ${fmt(p.queries)} queries, k = ${p.k}, one client, prefilter on both; q/s is the ` +
+    `median of ${p.passes} passes (filters interleaved), ratio = q/s over the same system's unfiltered q/s, ` +
+    "recall@10 against exact search with the same filter. Strata: HNSW maintained from the empty table, then " +
+    "compacted into the base; LanceDB: IVF_HNSW_SQ with the client's defaults after loading.", "");
+  const rows = [];
+  for (const s of w.points.filter((e) => e.system === "strata")) {
+    const l = w.points.find((e) => e.system === "lancedb" && e.filter === s.filter) || {};
+    rows.push([s.filter === "none" ? "none" : `\`${s.filter}\``, `${fmt(s.selectivity * 100, 1)} %`,
+      fmt(s.qps), ratio(s.ratio_to_unfiltered, 1), fmt(s.recall_at_10, 3),
+      fmt(l.qps), ratio(l.ratio_to_unfiltered, 1), fmt(l.recall_at_10, 3),
+      ratio(s.qps, l.qps)]);
+  }
+  lines.push(table(["filter", "rows passing", "Strata q/s", "Strata / unfiltered", "Strata recall@10", "LanceDB q/s",
+    "LanceDB / unfiltered", "LanceDB recall@10", "q/s Strata / LanceDB"], rows));
+  return lines.join("\n");
+}
+
 /** The whole markdown report (everything that goes between the markers). */
 export function renderMarkdown(results, { pngPrefix = "" } = {}) {
   const parts = [
@@ -312,6 +333,7 @@ export function renderMarkdown(results, { pngPrefix = "" } = {}) {
     ftsSection(results.fts),
     flushSection(results.flush),
     swwSection(results.sww),
+    filteredSection(results.filtered),
   ];
   if (pngPrefix) {
     parts.push(`![recall vs QPS](${pngPrefix}recall_qps.png)\n\n![ingest](${pngPrefix}ingest.png)`);
