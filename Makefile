@@ -176,10 +176,15 @@ bench-l0: deps
 
 # The query path (issue 20): filtered vector search at every selectivity, in-process (q/s
 # against unfiltered and recall@10 per filter, with the planner's choice;
-# bench/filtered_search_bench.cc), then the per-request cost through the server (bench-request).
+# bench/filtered_search_bench.cc), then the per-request cost through the server (bench-request),
+# then the same selectivity sweep through the LanceDB client for Strata (`strata serve`) and
+# LanceDB OSS local (its prefilter): bench/compare/filtered.mjs, results in $(BUILD)/bench-query
+# (not bench-compare's results.json). BENCH_QUERY_ARGS passes options (e.g. "--filtered-rows 1000000").
+BENCH_QUERY_ARGS ?=
 bench-query: build
 	$(BUILD)/filtered_search_bench
 	$(BUILD)/request_cost_bench $(BUILD)/strata
+	node bench/compare/main.mjs --strata $(BUILD)/strata --only filtered --out $(BUILD)/bench-query --no-report $(BENCH_QUERY_ARGS)
 
 # Per-request cost of a vector query through the server (issue 20): wrk at 1 and 8 connections
 # against `strata serve` on Fashion-MNIST (base + MemTable, and 4 tiers) next to raw hnswlib
