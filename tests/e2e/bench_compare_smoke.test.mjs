@@ -10,7 +10,9 @@
 // exact vector) never misses the row just written. The ivfpq workload (IVF_PQ against IVF_PQ
 // with LanceDB's parameters) builds on both systems: Strata's base index reports the
 // num_partitions / num_sub_vectors / num_bits it was sent, both systems answer every query point
-// at 1 and 8 clients, and Strata reaches recall@10 >= 0.9 with refine_factor 10.
+// at 1 and 8 clients, and Strata reaches recall@10 >= 0.9 with refine_factor 10. The filtered
+// workload (20,000 clustered rows, five filters) gives every filter a finite positive q/s on both
+// systems, and Strata returns only rows that pass the filter with recall@10 >= 0.9 at each.
 // Timings are reported, never asserted.
 //
 // Env: STRATA_BIN = the strata binary; the exact ground truth comes from
@@ -75,7 +77,7 @@ test("bench-compare --quick: both systems ingest and search; Strata recall@10 >=
   assert.equal(res.meta.params.train, TRAIN);
   assert.equal(res.meta.params.queries, QUERIES);
   assert.deepEqual(res.meta.params.strata_server_args, ["--max-memtable-rows", "1000"]);
-  assert.deepEqual(res.meta.completed, ["ingest", "vector", "ivfpq", "freshness", "fts", "flush", "sww"]);
+  assert.deepEqual(res.meta.completed, ["ingest", "vector", "ivfpq", "freshness", "fts", "flush", "sww", "filtered"]);
 
   for (const system of ["strata", "lancedb"]) {
     const ing = res.ingest.filter((e) => e.system === system);
@@ -154,4 +156,20 @@ test("bench-compare --quick: both systems ingest and search; Strata recall@10 >=
     assert.ok(e.recall_at_10 <= 1, `${e.system} ${e.label}: recall ${e.recall_at_10} > 1`);
   }
   t.diagnostic(`strata default ef: recall@10 ${strataDefault.recall_at_10}, ${strataDefault.qps.toFixed(0)} q/s`);
+
+  // Filtered vector search: the five filters on both systems.
+  assert.equal(res.filtered.params.rows, 20000);
+  for (const system of ["strata", "lancedb"]) {
+    const pts = res.filtered.points.filter((e) => e.system === system);
+    assert.deepEqual(pts.map((e) => e.filter), ["none", "tag < 500", "tag < 100", "tag < 10", "tag = 7"], `filtered ${system} filters`);
+    for (const e of pts) {
+      checkFigures(`filtered.${system}.${e.filter}`, e, new Set(["filter_violations", "short_answers"]));
+      assert.ok(e.recall_at_10 <= 1, `filtered ${system} ${e.filter}: recall ${e.recall_at_10} > 1`);
+      if (system === "strata") {
+        assert.equal(e.filter_violations, 0, `filtered strata ${e.filter}: ${e.filter_violations} rows fail the filter`);
+        assert.ok(e.recall_at_10 >= 0.9, `filtered strata ${e.filter}: recall@10 ${e.recall_at_10}`);
+      }
+    }
+    t.diagnostic(`filtered ${system}: ${pts.map((e) => `${e.filter} ${e.qps.toFixed(0)} q/s recall ${e.recall_at_10.toFixed(3)}`).join(", ")}`);
+  }
 });
