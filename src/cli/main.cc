@@ -309,6 +309,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
       ->capture_default_str();
   serve
+      ->add_option(
+          "--filter-cache-bytes", opts.filter_cache_bytes,
+          "Most bytes of the per-source bitmaps (a bit per row) of which rows pass a "
+          "filter, kept for filters that vector searches repeat so they test a bit instead "
+          "of reading the column; built the second time a filter is used on a source. "
+          "Least recently used go first. -1 = 1/256 of physical memory; 0 = off")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 50))
+      ->capture_default_str();
+  serve
       ->add_option("--cache-dir", opts.cache_dir,
                    "With --store s3://: local directory for copies of the SSTables and base "
                    "fragments of open tables (made with ranged GETs, memory-mapped under "

@@ -1,11 +1,13 @@
 #include "query/filtered_source_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 
 #include "index/vector/sq8_cache.h"
+#include "query/filter_bits_cache.h"
 #include "query/index_candidates.h"
 
 namespace strata::query {
@@ -81,7 +83,10 @@ class Runner {
 
   Result<FilteredSourceResult> Run() {
     FilteredSourceResult out;
-    if (q_.predicate != nullptr) bound_ = q_.predicate->Bind(src_);
+    if (q_.predicate != nullptr) {
+      bound_ = q_.predicate->Bind(src_);
+      bits_ = FilterBitsCache::Global().Get(q_.predicate->Key(), *bound_, src_, n_);
+    }
     // Materialise index candidates only when few enough that exact over them could win: m
     // rows cost m; the graph about kGraphVisitCost x kVisitsPerBreadth x max(ef, want / s)
     // with s = m / rows, so below the selectivity where ef stops mattering they cross at
@@ -99,14 +104,21 @@ class Runner {
                            : static_cast<int64_t>(std::min(std::max(4 * graph_floor, crossing),
                                                            static_cast<double>(n_)));
     std::vector<const filter::Expr*> conjuncts;
-    FlattenAnd(q_.filter->expr()->expr(), &conjuncts);
     int64_t btree_count = -1;
-    candidates_ = IndexCandidates(*q_.shard->schema, src_, conjuncts, &index_how_, max_candidates,
-                                  &btree_count);
+    if (bits_ == nullptr) {
+      FlattenAnd(q_.filter->expr()->expr(), &conjuncts);
+      candidates_ = IndexCandidates(*q_.shard->schema, src_, conjuncts, &index_how_, max_candidates,
+                                    &btree_count);
+    }
     // Selectivity among the live rows.
     const double live = static_cast<double>(std::max<int64_t>(1, src_.live_rows));
     std::string measured;
-    if (candidates_) {
+    if (bits_) {
+      // Counted exactly over every row, dead ones included (their share is assumed the same).
+      const int64_t passing = bits_->CountBelow(n_);
+      s_ = static_cast<double>(passing) / static_cast<double>(std::max<int64_t>(1, n_));
+      measured = "cached filter bits: " + std::to_string(passing) + " rows";
+    } else if (candidates_) {
       // One conjunct answered by an index (key, `_rowid`, BTree) is answered exactly.
       exact_candidates_ = conjuncts.size() == 1;
       s_ = std::min(1.0, static_cast<double>(candidates_->size()) / live);
@@ -132,8 +144,9 @@ class Runner {
     const double m = s_ * live;
     // Costs, in distance computations.
     const double nd = static_cast<double>(n_);
-    cost_exact_ = candidates_ ? static_cast<double>(candidates_->size()) * (1 + kPredicateCost)
-                              : m + nd * (bound_ ? kPredicateCost : kEvaluateCost);
+    cost_exact_ = bits_         ? m * (1 + kPredicateCost)
+                  : candidates_ ? static_cast<double>(candidates_->size()) * (1 + kPredicateCost)
+                                : m + nd * (bound_ ? kPredicateCost : kEvaluateCost);
     const double inf = std::numeric_limits<double>::infinity();
     const double region =
         std::max(static_cast<double>(q_.ef), static_cast<double>(q_.want) / std::max(s_, 1e-9));
@@ -389,9 +402,34 @@ class Runner {
 
   Result<std::vector<index::Neighbor>> Exact(std::string* plan) {
     std::vector<int64_t> rows;
-    if (candidates_ && (bound_ || exact_candidates_)) {
+    if (bits_ && !bits_->positions) {
+      ExactScorer scorer(this, static_cast<int64_t>(s_ * static_cast<double>(n_)));
+      const bool all_live = src_.live_rows == src_.num_rows;
+      for (size_t b = 0; b < starts_.size(); ++b) {
+        const int64_t start = starts_[b];
+        const int64_t end = std::min(start + lists_[b].length(), n_);
+        rows.clear();
+        // The set bits of [start, end), a word at a time.
+        for (int64_t w = start >> 6; w << 6 < end; ++w) {
+          uint64_t word = bits_->words[static_cast<size_t>(w)];
+          if (word == 0) continue;
+          if ((w << 6) < start) word &= ~uint64_t{0} << (start & 63);
+          if ((w << 6) + 64 > end) word &= (uint64_t{1} << (end & 63)) - 1;
+          while (word != 0) {
+            const int64_t p = (w << 6) + std::countr_zero(word);
+            word &= word - 1;
+            if (all_live || src_.IsLive(p)) rows.push_back(p - start);
+          }
+        }
+        scorer.Batch(b, rows);
+      }
+      *plan += "; scored " + std::to_string(scorer.scored()) + " rows of the cached filter bits";
+      return scorer.Finish(plan);
+    }
+    if ((bits_ && bits_->positions) || (candidates_ && (bound_ || exact_candidates_))) {
       // Candidates ascend: walk the batches alongside, a batch's rows at a time.
-      const std::vector<int64_t>& c = *candidates_;
+      const bool from_bits = bits_ && bits_->positions;
+      const std::vector<int64_t>& c = from_bits ? *bits_->positions : *candidates_;
       ExactScorer scorer(this, static_cast<int64_t>(c.size()));
       size_t b = 0;
       for (int64_t p : c) {
@@ -402,11 +440,12 @@ class Runner {
           while (b + 1 < starts_.size() && starts_[b + 1] <= p) ++b;
         }
         const int64_t row = p - starts_[b];
-        if (!exact_candidates_ && !bound_->TestInBatch(b, row)) continue;
+        if (!from_bits && !exact_candidates_ && !bound_->TestInBatch(b, row)) continue;
         rows.push_back(row);
       }
       if (!starts_.empty()) scorer.Batch(b, rows);
-      *plan += "; scored " + std::to_string(scorer.scored()) + " rows of " + index_how_;
+      *plan += "; scored " + std::to_string(scorer.scored()) + " rows of " +
+               (from_bits ? std::string("the cached filter bits") : index_how_);
       return scorer.Finish(plan);
     }
     if (bound_) {
@@ -454,7 +493,11 @@ class Runner {
 
   Result<std::vector<index::Neighbor>> Graph(std::string* plan) {
     std::function<bool(int64_t)> accept;
-    if (bound_) {
+    if (bits_) {
+      accept = [this](int64_t p) {
+        return p < n_ && bits_->Test(p) && src_.IsLive(p) && InBounds(p);
+      };
+    } else if (bound_) {
       accept = [this](int64_t p) { return Passes(p); };
     } else {
       STRATA_RETURN_IF_ERROR(EnsureAccepted());
@@ -520,6 +563,7 @@ class Runner {
   int64_t uniform_rows_ = 0;       // every batch but the last has this many rows (0: they differ)
   bool exact_candidates_ = false;  // candidates_ are exactly the passing rows
   std::optional<RowPredicate::Bound> bound_;
+  std::shared_ptr<const FilterBits> bits_;  // bound_'s passing rows, when cached
   std::optional<std::vector<int64_t>> candidates_;
   std::string index_how_;
   std::optional<AcceptedRows> accepted_;

@@ -213,6 +213,7 @@ std::optional<RowPredicate> RowPredicate::Compile(const arrow::Schema& schema, c
     }
     out.checks_.push_back(std::move(check));
   }
+  out.key_ = out.MakeKey();
   return out;
 }
 
@@ -261,6 +262,34 @@ bool RowPredicate::Passes(const Check& c, const arrow::Array& a, int64_t row) {
     default:
       return false;
   }
+}
+
+std::string RowPredicate::MakeKey() const {
+  // Every field of every check, strings length-prefixed, so distinct checks never collide.
+  std::string key;
+  const auto add_int = [&key](int64_t v) { key.append(std::to_string(v)).push_back(','); };
+  const auto add_text = [&key, &add_int](const std::string& t) {
+    add_int(static_cast<int64_t>(t.size()));
+    key.append(t);
+  };
+  for (const Check& c : checks_) {
+    add_int(static_cast<int64_t>(c.kind));
+    add_int(c.column);
+    add_int(c.is_string);
+    add_int(c.negated);
+    add_int(static_cast<int64_t>(c.op));
+    add_int(c.value);
+    add_int(c.high);
+    add_text(c.text);
+    add_text(c.text_high);
+    add_int(static_cast<int64_t>(c.values.size()));
+    for (const int64_t v : c.values) add_int(v);
+    add_int(static_cast<int64_t>(c.texts.size()));
+    for (const std::string& t : c.texts) add_text(t);
+    add_int(c.in_has_null);
+    key.push_back(';');
+  }
+  return key;
 }
 
 RowPredicate::Bound RowPredicate::Bind(const shard::SourceView& source) const {

@@ -58,6 +58,9 @@ class RowPredicate {
     std::vector<std::vector<arrow::Array>> columns_;  // [batch][check]
   };
   Bound Bind(const shard::SourceView& source) const;
+  /// A canonical form of the checks: two predicates with equal keys pass the same rows of a
+  /// source (query/filter_bits_cache.h keys on it). Not meant for display.
+  const std::string& Key() const { return key_; }
 
  private:
   struct Check {
@@ -74,8 +77,10 @@ class RowPredicate {
     bool in_has_null = false;        // IN list held a NULL
   };
   static bool Passes(const Check& c, const arrow::Array& column, int64_t row);
+  std::string MakeKey() const;
 
   std::vector<Check> checks_;
+  std::string key_;  // MakeKey(), set by Compile
 };
 
 }  // namespace strata::query

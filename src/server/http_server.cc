@@ -10,6 +10,7 @@
 #include "io/fetched_file.h"
 #include "io/mapped_file_cache.h"
 #include "io/s3_object_store.h"
+#include "query/filter_bits_cache.h"
 #include "server/router.h"
 
 namespace strata::server {
@@ -49,6 +50,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const ServerOptions& optio
   io::MappedFileCache::Global().SetLimit(cache_bytes);
   index::Sq8Cache::Global().SetBudget(
       options.vector_code_bytes < 0 ? index::Sq8Cache::DefaultBudget() : options.vector_code_bytes);
+  query::FilterBitsCache::Global().SetBudget(options.filter_cache_bytes < 0
+                                                 ? query::FilterBitsCache::DefaultBudget()
+                                                 : options.filter_cache_bytes);
   spdlog::info("--cache-bytes {}: mapped base pages resident in the process are bounded to {}",
                options.cache_bytes,
                cache_bytes == 0 ? std::string("no bound") : std::to_string(cache_bytes) + " bytes");

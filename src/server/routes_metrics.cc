@@ -22,6 +22,7 @@
 #include "index/vector/sq8_cache.h"
 #include "io/fetched_file.h"
 #include "io/mapped_file_cache.h"
+#include "query/filter_bits_cache.h"
 #include "server/server_context.h"
 #include "server/server_metrics.h"
 
@@ -417,6 +418,25 @@ void HandleMetrics(ServerContext& ctx, const httplib::Request&, httplib::Respons
   families.push_back(Counter("strata_vector_code_evictions_total",
                              "Batches whose codes were dropped to stay under --vector-code-bytes.",
                              static_cast<double>(codes.evictions)));
+  const query::FilterBitsCacheStats bits = query::FilterBitsCache::Global().stats();
+  families.push_back(Gauge("strata_filter_cache_bytes",
+                           "Bytes of filter bitmaps held for repeated filters (bounded by "
+                           "--filter-cache-bytes; query/filter_bits_cache.h).",
+                           static_cast<double>(bits.bytes)));
+  families.push_back(Gauge("strata_filter_cache_limit_bytes", "--filter-cache-bytes (0 = off).",
+                           static_cast<double>(bits.budget)));
+  families.push_back(Gauge("strata_filter_cache_entries",
+                           "(filter, source) pairs with a bitmap held.",
+                           static_cast<double>(bits.entries)));
+  families.push_back(Counter("strata_filter_cache_hits_total",
+                             "Filtered searches of a source that found its bitmap held.",
+                             static_cast<double>(bits.hits)));
+  families.push_back(Counter("strata_filter_cache_builds_total",
+                             "Filter bitmaps computed (extensions of a grown MemTable included).",
+                             static_cast<double>(bits.builds)));
+  families.push_back(Counter("strata_filter_cache_evictions_total",
+                             "Filter bitmaps dropped to stay under --filter-cache-bytes.",
+                             static_cast<double>(bits.evictions)));
   const io::MappedFileCache::Stats cache = io::MappedFileCache::Global().stats();
   families.push_back(Gauge("strata_cache_limit_bytes",
                            "--cache-bytes: bound on the base's mapped pages resident in the "

@@ -99,6 +99,9 @@ struct ServerOptions {
   /// Budget of the 8-bit vector codes exact searches keep per batch (--vector-code-bytes;
   /// index/vector/sq8_cache.h): -1 = a sixteenth of physical memory; 0 = no codes.
   int64_t vector_code_bytes = -1;
+  /// Budget of the bits of repeated filters' passing rows per source (--filter-cache-bytes;
+  /// query/filter_bits_cache.h): -1 = 1/256 of physical memory; 0 = no cache.
+  int64_t filter_cache_bytes = -1;
   /// Where local copies of an object store's data files go (--cache-dir; io/fetched_file.h),
   /// in a "strata-fetch-{pid}" sub-directory. "" = $TMPDIR or /tmp. Unused on a local disk.
   std::string cache_dir;

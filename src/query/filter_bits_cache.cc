@@ -1,0 +1,170 @@
+#include "query/filter_bits_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace strata::query {
+
+int64_t FilterBits::CountBelow(int64_t n) const {
+  if (n >= rows) return count;
+  n = std::max<int64_t>(n, 0);
+  const size_t full = static_cast<size_t>(n >> 6);
+  int64_t count = 0;
+  for (size_t i = 0; i < full; ++i) count += std::popcount(words[i]);
+  if ((n & 63) != 0) count += std::popcount(words[full] & ((uint64_t{1} << (n & 63)) - 1));
+  return count;
+}
+
+namespace {
+
+// Sets the bits of the passing rows among positions [from, to) of `source`.
+void Fill(const RowPredicate::Bound& bound, const shard::SourceView& source, int64_t from,
+          int64_t to, std::vector<uint64_t>* words) {
+  std::vector<int64_t> rows;
+  for (size_t b = 0; b < source.batches.size(); ++b) {
+    const int64_t start = source.batch_starts[b];
+    if (start >= to) break;
+    const int64_t lo = std::max(from, start);
+    const int64_t hi = std::min(to, start + source.batches[b]->num_rows());
+    if (lo >= hi) continue;
+    rows.clear();
+    bound.SelectInBatch(b, lo - start, hi - start, &rows);
+    for (const int64_t r : rows) {
+      const int64_t p = start + r;
+      (*words)[static_cast<size_t>(p >> 6)] |= uint64_t{1} << (p & 63);
+    }
+  }
+}
+
+}  // namespace
+
+FilterBitsCache& FilterBitsCache::Global() {
+  static FilterBitsCache* cache = new FilterBitsCache();  // never destroyed: used until exit
+  return *cache;
+}
+
+int64_t FilterBitsCache::DefaultBudget() {
+  const int64_t pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? pages * page / 256 : int64_t{64} << 20;
+}
+
+FilterBitsCache::FilterBitsCache(int64_t budget_bytes)
+    : budget_(budget_bytes < 0 ? 0 : budget_bytes) {}
+
+void FilterBitsCache::SetBudget(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budget_ = bytes < 0 ? 0 : bytes;
+  EvictLocked(budget_);
+  if (budget_ == 0) asked_.clear();
+}
+
+void FilterBitsCache::EraseLocked(std::unordered_map<std::string, Entry>::iterator it) {
+  bytes_ -= it->second.bits->bytes();
+  lru_.erase(it->second.lru);
+  map_.erase(it);
+}
+
+void FilterBitsCache::EvictLocked(int64_t budget) {
+  // Expired sources first (their batches are gone), then least recently used.
+  for (auto it = map_.begin(); it != map_.end();) {
+    auto next = std::next(it);
+    if (it->second.owner.expired()) EraseLocked(it);
+    it = next;
+  }
+  while (bytes_ > budget && !lru_.empty()) {
+    EraseLocked(map_.find(lru_.back()));
+    ++evictions_;
+  }
+}
+
+std::shared_ptr<const FilterBits> FilterBitsCache::Get(const std::string& predicate_key,
+                                                       const RowPredicate::Bound& bound,
+                                                       const shard::SourceView& source,
+                                                       int64_t rows) {
+  if (source.batches.size() == 0 || rows <= 0) return nullptr;
+  const std::shared_ptr<const void> first = source.batches[0];
+  char address[24];
+  const int len =
+      std::snprintf(address, sizeof(address), "%zx", reinterpret_cast<uintptr_t>(first.get()));
+  std::string key;
+  key.reserve(predicate_key.size() + source.name.size() + 2 + static_cast<size_t>(len));
+  key.append(predicate_key).push_back('\x1f');
+  key.append(source.name).push_back('\x1f');
+  key.append(address, static_cast<size_t>(len));
+  const int64_t new_bytes = static_cast<int64_t>((rows + 63) / 64 * 8) + 64;
+  std::shared_ptr<const FilterBits> old;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (budget_ == 0) return nullptr;
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      // The entry is this source's only while its first batch lives (the address may be
+      // reused after).
+      if (it->second.owner.lock() == first) {
+        lru_.splice(lru_.begin(), lru_, it->second.lru);
+        if (it->second.bits->rows >= rows) {
+          ++hits_;
+          return it->second.bits;
+        }
+        old = it->second.bits;  // a MemTable that grew: extend below
+      } else {
+        EraseLocked(it);
+      }
+    }
+    if (old == nullptr) {
+      // Bits that could never be kept are not computed.
+      if (new_bytes > budget_) return nullptr;
+      int64_t& asked = asked_[key];
+      if (++asked < 2) {
+        if (asked_.size() > 65536) asked_.clear();
+        return nullptr;
+      }
+      asked_.erase(key);
+    } else if (new_bytes > budget_) {
+      return old->rows >= rows ? old : nullptr;
+    }
+  }
+  auto bits = std::make_shared<FilterBits>();
+  bits->rows = rows;
+  bits->words.assign(static_cast<size_t>((rows + 63) / 64), 0);
+  int64_t from = 0;
+  if (old != nullptr) {
+    std::copy(old->words.begin(), old->words.end(), bits->words.begin());
+    from = old->rows;
+  }
+  Fill(bound, source, from, rows, &bits->words);
+  for (const uint64_t w : bits->words) bits->count += std::popcount(w);
+  if (bits->count * 64 <= rows) {
+    bits->positions.emplace();
+    bits->positions->reserve(static_cast<size_t>(bits->count));
+    for (size_t i = 0; i < bits->words.size(); ++i) {
+      for (uint64_t w = bits->words[i]; w != 0; w &= w - 1) {
+        bits->positions->push_back(static_cast<int64_t>(i * 64) + std::countr_zero(w));
+      }
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (budget_ == 0 || bits->bytes() > budget_) return bits;  // the budget shrank meanwhile
+  auto it = map_.find(key);
+  if (it != map_.end()) {
+    if (it->second.owner.lock() == first && it->second.bits->rows >= rows) {
+      return it->second.bits;  // computed twice
+    }
+    EraseLocked(it);
+  }
+  ++builds_;
+  EvictLocked(budget_ - bits->bytes());
+  lru_.push_front(key);
+  map_.emplace(key, Entry{first, bits, lru_.begin()});
+  bytes_ += bits->bytes();
+  return bits;
+}
+
+FilterBitsCacheStats FilterBitsCache::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {static_cast<int64_t>(map_.size()), bytes_, budget_, hits_, builds_, evictions_};
+}
+
+}  // namespace strata::query

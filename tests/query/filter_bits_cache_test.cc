@@ -1,0 +1,368 @@
+// The filter-bits cache (query/filter_bits_cache.h): bits computed the second time a
+// (filter, source) pair is asked, equal to the compiled filter row for row; a MemTable that
+// grew gets its new rows added; the budget bounds it (0 disables); a source whose batches were
+// freed (compacted SSTables) loses its entries; and searches answered from cached bits return
+// what the uncached search returns, deleted rows excluded.
+#include "query/filter_bits_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "../io/storage_test_util.h"
+#include "arrow/builder.h"
+#include "query/vector_search.h"
+#include "table/catalog.h"
+#include "table/primary_key.h"
+
+namespace strata::query {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int32_t kDim = 16;
+
+arrow::SchemaPtr Schema() {
+  auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+      arrow::field("id", arrow::int64(), false), arrow::field("tag", arrow::int32(), true),
+      arrow::field("vec", arrow::fixed_size_list(arrow::field("item", arrow::float32()), kDim))});
+  return *table::DeclarePrimaryKey(s, {"id"});
+}
+
+class FilterBitsCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base::CompactionOptions co;
+    co.background = false;
+    catalog_ = std::move(table::Catalog::Open(dir_.path(), {}, co)).value();
+    t_ = *catalog_->CreateTable("default", "f", Schema(), {}, table::CreateMode::kCreate);
+    index::IndexSpec hnsw;
+    hnsw.kind = index::IndexKind::kHnsw;
+    hnsw.column = "vec";
+    hnsw.name = "vec_idx";
+    hnsw.requested_type = "HNSW";
+    ASSERT_TRUE(t_->CreateIndex(hnsw).ok());
+    index::IndexSpec bt;
+    bt.kind = index::IndexKind::kBTree;
+    bt.column = "tag";
+    bt.name = "tag_idx";
+    bt.requested_type = "BTREE";
+    ASSERT_TRUE(t_->CreateIndex(bt).ok());
+  }
+
+  // Rows [first, first + n): tag = (id * 7919) % 1000, null every 97th id; clustered vectors.
+  void Insert(int64_t first, int64_t n) {
+    std::mt19937_64 rng(static_cast<uint64_t>(first) + 1);
+    std::normal_distribution<float> noise(0, 0.1f);
+    arrow::RecordBatchBuilder b(Schema());
+    for (int64_t id = first; id < first + n; ++id) {
+      (void)b.column(0)->AppendInt(id);
+      if (id % 97 == 3) {
+        (void)b.column(1)->AppendNull();
+      } else {
+        (void)b.column(1)->AppendInt((id * 7919) % 1000);
+      }
+      std::vector<float> v(kDim);
+      for (int d = 0; d < kDim; ++d) v[d] = static_cast<float>((id % 20) * (d % 3)) + noise(rng);
+      (void)b.column(2)->child(0)->AppendFloats(v.data(), kDim);
+      (void)b.column(2)->AppendValid();
+    }
+    auto batch = b.Finish();
+    ASSERT_TRUE(batch.ok());
+    ASSERT_TRUE(t_->Insert({*batch}).ok());
+  }
+  void Flush() { ASSERT_TRUE(t_->Flush(Clock::now() + std::chrono::minutes(2)).ok()); }
+
+  // The compiled predicate of `filter` over `snap`'s shard.
+  static RowPredicate Compile(const table::TableSnapshot& snap, const std::string& filter) {
+    auto f = SnapshotFilter::Make(*snap.shard, filter);
+    EXPECT_TRUE(f.ok()) << f.status().ToString();
+    auto pred = RowPredicate::Compile(*snap.shard->schema, *f->expr()->expr());
+    EXPECT_TRUE(pred.has_value()) << filter;
+    return *pred;
+  }
+
+  // Asserts `bits` hold exactly the rows of [0, rows) of `src` that `bound` passes.
+  static void ExpectEqual(const FilterBits& bits, const RowPredicate::Bound& bound,
+                          const shard::SourceView& src, int64_t rows) {
+    ASSERT_GE(bits.rows, rows);
+    int64_t passing = 0;
+    for (int64_t p = 0; p < rows; ++p) {
+      ASSERT_EQ(bits.Test(p), bound.Test(p)) << src.name << " position " << p;
+      passing += bound.Test(p);
+    }
+    EXPECT_EQ(bits.CountBelow(rows), passing);
+    EXPECT_GT(passing, 0);
+    if (bits.positions) {
+      EXPECT_LE(static_cast<int64_t>(bits.positions->size()) * 64, bits.rows);
+      EXPECT_EQ(static_cast<int64_t>(bits.positions->size()), bits.count);
+      for (int64_t p : *bits.positions) EXPECT_TRUE(bound.Test(p)) << p;
+    }
+  }
+
+  Result<QueryResult> Search(const std::vector<float>& q, const std::string& filter,
+                             std::optional<FilteredPlan> plan, bool exact = false) {
+    VectorSearchOptions o;
+    o.query = q;
+    o.k = 10;
+    o.filter = filter;
+    o.columns = {ColumnRef{"id", ""}};
+    o.bypass_vector_index = exact;
+    o.force_filtered_plan = plan;
+    return VectorSearch(t_->Snapshot(), o);
+  }
+  static std::vector<int64_t> Ids(const QueryResult& r) {
+    std::vector<int64_t> out;
+    for (const auto& b : r.batches) {
+      const arrow::Array ids = b->column(0);
+      for (int64_t i = 0; i < b->num_rows(); ++i) out.push_back(ids.raw_values<int64_t>()[i]);
+    }
+    return out;
+  }
+
+  strata::testing::TempDir dir_;
+  std::unique_ptr<table::Catalog> catalog_;
+  std::shared_ptr<table::Table> t_;
+};
+
+TEST_F(FilterBitsCacheTest, ComputedOnTheSecondAskAndEqualToTheFilter) {
+  Insert(0, 3000);
+  Flush();
+  Insert(3000, 1500);
+  const table::TableSnapshot snap = t_->Snapshot();
+  ASSERT_EQ(snap.shard->sources.size(), 2u);  // the SSTable and the active MemTable
+  FilterBitsCache cache(int64_t{1} << 20);
+  int64_t bytes = 0;  // a bit per row, 64 bytes per entry, 8 per position kept
+  // 50%, 10% and 0.1% (sparse: the positions are kept too), and a string of checks.
+  for (const std::string f : {"tag < 500", "tag >= 100 AND tag < 200", "tag = 7"}) {
+    SCOPED_TRACE(f);
+    const RowPredicate pred = Compile(snap, f);
+    for (const shard::SourceView& src : snap.shard->sources) {
+      const RowPredicate::Bound bound = pred.Bind(src);
+      EXPECT_EQ(cache.Get(pred.Key(), bound, src, src.num_rows), nullptr);  // asked once
+      const auto bits = cache.Get(pred.Key(), bound, src, src.num_rows);
+      ASSERT_NE(bits, nullptr);
+      ExpectEqual(*bits, bound, src, src.num_rows);
+      EXPECT_EQ(bits->positions.has_value(), bits->count * 64 <= bits->rows);
+      bytes += (src.num_rows + 63) / 64 * 8 + 64 + (bits->positions ? 8 * bits->count : 0);
+      EXPECT_EQ(cache.Get(pred.Key(), bound, src, src.num_rows), bits);  // a hit
+    }
+  }
+  const FilterBitsCacheStats st = cache.stats();
+  EXPECT_EQ(st.entries, 6);
+  EXPECT_EQ(st.builds, 6);
+  EXPECT_EQ(st.hits, 6);
+  EXPECT_EQ(st.bytes, bytes);
+  // Equal checks give equal keys; different ones differ.
+  EXPECT_EQ(Compile(snap, "tag < 500").Key(), Compile(snap, "500 > tag").Key());
+  EXPECT_NE(Compile(snap, "tag < 500").Key(), Compile(snap, "tag < 501").Key());
+  EXPECT_NE(Compile(snap, "tag IN (1, 2)").Key(), Compile(snap, "tag IN (12)").Key());
+}
+
+TEST_F(FilterBitsCacheTest, AGrownMemTableGetsItsNewRows) {
+  Insert(0, 2000);
+  FilterBitsCache cache(int64_t{1} << 20);
+  const table::TableSnapshot before = t_->Snapshot();
+  const RowPredicate pred = Compile(before, "tag < 300");
+  const shard::SourceView& small = before.shard->sources.back();
+  ASSERT_EQ(small.num_rows, 2000);
+  const RowPredicate::Bound b1 = pred.Bind(small);
+  EXPECT_EQ(cache.Get(pred.Key(), b1, small, small.num_rows), nullptr);
+  const auto first = cache.Get(pred.Key(), b1, small, small.num_rows);
+  ASSERT_NE(first, nullptr);
+  // More rows in the same MemTable: its first batch and name stay, the bits grow.
+  Insert(2000, 1700);
+  const table::TableSnapshot after = t_->Snapshot();
+  const shard::SourceView& big = after.shard->sources.back();
+  ASSERT_EQ(big.num_rows, 3700);
+  ASSERT_EQ(big.name, small.name);
+  const RowPredicate::Bound b2 = pred.Bind(big);
+  const auto grown = cache.Get(pred.Key(), b2, big, big.num_rows);  // no second ask needed
+  ASSERT_NE(grown, nullptr);
+  EXPECT_EQ(grown->rows, 3700);
+  ExpectEqual(*grown, b2, big, big.num_rows);
+  EXPECT_EQ(cache.stats().builds, 2);
+  EXPECT_EQ(cache.stats().entries, 1);
+  // The older, smaller view is served by the bigger bits (positions below its rows).
+  const auto again = cache.Get(pred.Key(), b1, small, small.num_rows);
+  EXPECT_EQ(again, grown);
+  EXPECT_EQ(again->CountBelow(2000), first->count);
+}
+
+TEST_F(FilterBitsCacheTest, TheBudgetBoundsItAndZeroTurnsItOff) {
+  Insert(0, 3000);
+  const table::TableSnapshot snap = t_->Snapshot();
+  const shard::SourceView& src = snap.shard->sources.back();
+  const RowPredicate a = Compile(snap, "tag < 500");
+  const RowPredicate b = Compile(snap, "tag > 500");
+  const RowPredicate::Bound ba = a.Bind(src), bb = b.Bind(src);
+  const int64_t one = (3000 + 63) / 64 * 8 + 64;  // one bitmap of 3,000 rows
+  {
+    FilterBitsCache off(0);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(off.Get(a.Key(), ba, src, src.num_rows), nullptr);
+    EXPECT_EQ(off.stats().entries, 0);
+  }
+  {
+    FilterBitsCache tiny(one - 1);  // never fits: never computed
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(tiny.Get(a.Key(), ba, src, src.num_rows), nullptr);
+    EXPECT_EQ(tiny.stats().builds, 0);
+  }
+  FilterBitsCache cache(one + one / 2);  // room for one
+  (void)cache.Get(a.Key(), ba, src, src.num_rows);
+  ASSERT_NE(cache.Get(a.Key(), ba, src, src.num_rows), nullptr);
+  (void)cache.Get(b.Key(), bb, src, src.num_rows);
+  const auto kept = cache.Get(b.Key(), bb, src, src.num_rows);
+  ASSERT_NE(kept, nullptr);
+  ExpectEqual(*kept, bb, src, src.num_rows);
+  FilterBitsCacheStats st = cache.stats();
+  EXPECT_EQ(st.entries, 1);
+  EXPECT_EQ(st.evictions, 1);
+  EXPECT_EQ(st.bytes, one);
+  cache.SetBudget(0);
+  EXPECT_EQ(cache.stats().entries, 0);
+  EXPECT_EQ(cache.stats().bytes, 0);
+  EXPECT_EQ(cache.Get(b.Key(), bb, src, src.num_rows), nullptr);
+}
+
+TEST_F(FilterBitsCacheTest, CompactedSourcesLoseTheirEntries) {
+  Insert(0, 2000);
+  Flush();
+  Insert(2000, 2000);
+  Flush();
+  FilterBitsCache cache(int64_t{1} << 20);
+  {
+    const table::TableSnapshot snap = t_->Snapshot();
+    const RowPredicate pred = Compile(snap, "tag < 500");
+    for (const shard::SourceView& src : snap.shard->sources) {
+      const RowPredicate::Bound bound = pred.Bind(src);
+      (void)cache.Get(pred.Key(), bound, src, src.num_rows);
+      (void)cache.Get(pred.Key(), bound, src, src.num_rows);
+    }
+    EXPECT_EQ(cache.stats().entries, 2);  // the two SSTables (the MemTable is empty)
+  }
+  ASSERT_TRUE(t_->Compact(Clock::now() + std::chrono::minutes(2)).ok());
+  const table::TableSnapshot snap = t_->Snapshot();
+  ASSERT_EQ(snap.shard->sources.front().name, "base");
+  const RowPredicate pred = Compile(snap, "tag < 500");
+  const shard::SourceView& base = snap.shard->sources.front();
+  const RowPredicate::Bound bound = pred.Bind(base);
+  (void)cache.Get(pred.Key(), bound, base, base.num_rows);
+  const auto bits = cache.Get(pred.Key(), bound, base, base.num_rows);  // an insert sweeps
+  ASSERT_NE(bits, nullptr);
+  ExpectEqual(*bits, bound, base, base.num_rows);
+  EXPECT_EQ(cache.stats().entries, 1);
+  EXPECT_EQ(cache.stats().bytes, bits->bytes());
+}
+
+// Through VectorSearch and the server's cache: every plan answers the same from cached bits
+// as the exact search, before and after rows that passed are deleted.
+TEST_F(FilterBitsCacheTest, SearchesFromCachedBitsMatchTheExactSearchAndSkipDeletedRows) {
+  FilterBitsCache::Global().SetBudget(int64_t{64} << 20);
+  Insert(0, 3000);
+  Flush();
+  Insert(3000, 3000);
+  std::vector<std::vector<float>> queries;
+  for (int i = 0; i < 20; ++i) {
+    std::vector<float> q(kDim);
+    for (int d = 0; d < kDim; ++d) q[d] = static_cast<float>(i * (d % 3));
+    queries.push_back(q);
+  }
+  const int64_t builds = FilterBitsCache::Global().stats().builds;
+  for (const int round : {0, 1}) {
+    for (const std::string f : {"tag < 500", "tag < 30", "tag = 7"}) {
+      for (const auto plan : {std::optional<FilteredPlan>{}, std::optional{FilteredPlan::kExact},
+                              std::optional{FilteredPlan::kHnsw}}) {
+        SCOPED_TRACE(f + " round " + std::to_string(round));
+        int64_t hit = 0, total = 0;
+        for (size_t i = 0; i < queries.size(); ++i) {
+          auto got = Search(queries[i], f, plan);
+          auto truth = Search(queries[i], f, std::nullopt, /*exact=*/true);
+          ASSERT_TRUE(got.ok() && truth.ok());
+          const std::vector<int64_t> g = Ids(*got), w = Ids(*truth);
+          if (plan == FilteredPlan::kExact) {
+            EXPECT_EQ(g, w);
+          }
+          const std::set<int64_t> want(w.begin(), w.end());
+          for (int64_t id : g) {
+            hit += want.count(id);
+            if (round == 1) {
+              EXPECT_NE(id % 5, 0) << "deleted row " << id << " returned";
+            }
+          }
+          total += static_cast<int64_t>(w.size());
+          if (i >= 2) {
+            bool cached = false;
+            for (const std::string& p : got->plan) {
+              cached = cached || p.find("from cached filter bits") != std::string::npos;
+            }
+            EXPECT_TRUE(cached);
+          }
+        }
+        EXPECT_GE(static_cast<double>(hit) / static_cast<double>(total), 0.95);
+      }
+    }
+    if (round == 0) {
+      // Delete every id divisible by 5 (a fifth of the passing rows of every filter).
+      std::vector<std::optional<int64_t>> dead;
+      for (int64_t id = 0; id < 6000; id += 5) dead.push_back(id);
+      auto key_schema = std::make_shared<arrow::Schema>(
+          std::vector<arrow::FieldPtr>{arrow::field("id", arrow::int64(), false)});
+      auto keys = std::make_shared<arrow::RecordBatch>(
+          key_schema, static_cast<int64_t>(dead.size()),
+          std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(dead)});
+      ASSERT_TRUE(t_->Delete({keys}).ok());
+    }
+  }
+  // Each filter's bits were computed once per source (2 sources; the MemTable grew by the
+  // tombstones, so its bits were extended once per filter).
+  EXPECT_GE(FilterBitsCache::Global().stats().builds - builds, 6);
+  EXPECT_LE(FilterBitsCache::Global().stats().builds - builds, 9);
+}
+
+// Readers searching with repeated filters while a writer grows the MemTable (run under TSan by
+// `make tsan`): bits get computed, extended and hit from several threads, and every row a
+// search returns passes its filter (tag is a function of id, see Insert).
+TEST_F(FilterBitsCacheTest, ConcurrentSearchesWhileTheMemTableGrows) {
+  FilterBitsCache::Global().SetBudget(int64_t{64} << 20);
+  Insert(0, 2000);
+  Flush();
+  Insert(2000, 1000);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> searches{0}, wrong{0}, errors{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 3; ++r) {
+    readers.emplace_back([&, r] {
+      const char* filters[] = {"tag < 500", "tag < 20", "tag = 7"};
+      for (int i = 0; !done.load() || i < 20; ++i) {
+        std::vector<float> q(kDim);
+        for (int d = 0; d < kDim; ++d) q[d] = static_cast<float>((i + r) % 20 * (d % 3));
+        const std::string f = filters[(i + r) % 3];
+        const int64_t limit = f == "tag < 500" ? 500 : f == "tag < 20" ? 20 : -1;
+        auto got = Search(q, f, std::nullopt);
+        if (!got.ok()) {
+          ++errors;
+          continue;
+        }
+        for (int64_t id : Ids(*got)) {
+          const int64_t tag = (id * 7919) % 1000;
+          const bool passes = id % 97 != 3 && (limit < 0 ? tag == 7 : tag < limit);
+          wrong += !passes;
+        }
+        ++searches;
+      }
+    });
+  }
+  for (int b = 0; b < 15; ++b) Insert(3000 + 300 * b, 300);
+  done = true;
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GE(searches.load(), 60);
+  EXPECT_GT(FilterBitsCache::Global().stats().hits, 0);
+}
+
+}  // namespace
+}  // namespace strata::query
