@@ -20,8 +20,8 @@ int64_t FilterBits::CountBelow(int64_t n) const {
 namespace {
 
 // Sets the bits of the passing rows among positions [from, to) of `source`.
-void Fill(const RowPredicate::Bound& bound, const shard::SourceView& source, int64_t from,
-          int64_t to, std::vector<uint64_t>* words) {
+void FillFrom(const RowPredicate::Bound& bound, const shard::SourceView& source, int64_t from,
+              int64_t to, std::vector<uint64_t>* words) {
   std::vector<int64_t> rows;
   for (size_t b = 0; b < source.batches.size(); ++b) {
     const int64_t start = source.batch_starts[b];
@@ -83,21 +83,33 @@ std::shared_ptr<const FilterBits> FilterBitsCache::Get(const std::string& predic
                                                        const RowPredicate::Bound& bound,
                                                        const shard::SourceView& source,
                                                        int64_t rows) {
-  if (source.batches.size() == 0 || rows <= 0) return nullptr;
+  Result<std::shared_ptr<const FilterBits>> bits =
+      Get("compiled:" + predicate_key, source, rows,
+          [&](int64_t from, int64_t to, std::vector<uint64_t>* words) {
+            FillFrom(bound, source, from, to, words);
+            return Status::OK();
+          });
+  return bits.ok() ? *bits : nullptr;  // FillFrom never fails
+}
+
+Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string& filter_key,
+                                                               const shard::SourceView& source,
+                                                               int64_t rows, const Fill& fill) {
+  if (source.batches.size() == 0 || rows <= 0) return std::shared_ptr<const FilterBits>();
   const std::shared_ptr<const void> first = source.batches[0];
   char address[24];
   const int len =
       std::snprintf(address, sizeof(address), "%zx", reinterpret_cast<uintptr_t>(first.get()));
   std::string key;
-  key.reserve(predicate_key.size() + source.name.size() + 2 + static_cast<size_t>(len));
-  key.append(predicate_key).push_back('\x1f');
+  key.reserve(filter_key.size() + source.name.size() + 2 + static_cast<size_t>(len));
+  key.append(filter_key).push_back('\x1f');
   key.append(source.name).push_back('\x1f');
   key.append(address, static_cast<size_t>(len));
   const int64_t new_bytes = static_cast<int64_t>((rows + 63) / 64 * 8) + 64;
   std::shared_ptr<const FilterBits> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (budget_ == 0) return nullptr;
+    if (budget_ == 0) return std::shared_ptr<const FilterBits>();
     auto it = map_.find(key);
     if (it != map_.end()) {
       // The entry is this source's only while its first batch lives (the address may be
@@ -115,15 +127,15 @@ std::shared_ptr<const FilterBits> FilterBitsCache::Get(const std::string& predic
     }
     if (old == nullptr) {
       // Bits that could never be kept are not computed.
-      if (new_bytes > budget_) return nullptr;
+      if (new_bytes > budget_) return std::shared_ptr<const FilterBits>();
       int64_t& asked = asked_[key];
       if (++asked < 2) {
         if (asked_.size() > 65536) asked_.clear();
-        return nullptr;
+        return std::shared_ptr<const FilterBits>();
       }
       asked_.erase(key);
     } else if (new_bytes > budget_) {
-      return old->rows >= rows ? old : nullptr;
+      return old->rows >= rows ? old : std::shared_ptr<const FilterBits>();
     }
   }
   auto bits = std::make_shared<FilterBits>();
@@ -134,7 +146,7 @@ std::shared_ptr<const FilterBits> FilterBitsCache::Get(const std::string& predic
     std::copy(old->words.begin(), old->words.end(), bits->words.begin());
     from = old->rows;
   }
-  Fill(bound, source, from, rows, &bits->words);
+  STRATA_RETURN_IF_ERROR(fill(from, rows, &bits->words));
   for (const uint64_t w : bits->words) bits->count += std::popcount(w);
   if (bits->count * 64 <= rows) {
     bits->positions.emplace();
@@ -146,7 +158,8 @@ std::shared_ptr<const FilterBits> FilterBitsCache::Get(const std::string& predic
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (budget_ == 0 || bits->bytes() > budget_) return bits;  // the budget shrank meanwhile
+  if (budget_ == 0 || bits->bytes() > budget_)
+    return std::shared_ptr<const FilterBits>(bits);  // the budget shrank meanwhile
   auto it = map_.find(key);
   if (it != map_.end()) {
     if (it->second.owner.lock() == first && it->second.bits->rows >= rows) {
@@ -159,7 +172,7 @@ std::shared_ptr<const FilterBits> FilterBitsCache::Get(const std::string& predic
   lru_.push_front(key);
   map_.emplace(key, Entry{first, bits, lru_.begin()});
   bytes_ += bits->bytes();
-  return bits;
+  return std::shared_ptr<const FilterBits>(bits);
 }
 
 FilterBitsCacheStats FilterBitsCache::stats() const {

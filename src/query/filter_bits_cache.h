@@ -1,5 +1,6 @@
-// Process-wide cache of which rows of a read source pass a compiled filter (RowPredicate), as
-// one bit per row position, so a filter that queries repeat (a tenant, a category, a label)
+// Process-wide cache of which rows of a read source pass a filter (a compiled RowPredicate, or
+// any filter the evaluator answers that reads neither `_rowid` nor `_rowoffset`), as one bit
+// per row position, so a filter that queries repeat (a tenant, a category, a label)
 // is tested by a bit lookup instead of a read of the column, and its selectivity is a count
 // instead of a BTree count plus a sample. The filter-bitset cache of Lucene-style engines
 // over immutable segments, applied to Strata's sources: a row's values never change once
@@ -7,7 +8,8 @@
 // MemTable only appends, so bits computed for positions [0, m) stay right while the source
 // lives, and a view of more rows only computes the tail.
 //
-// Key: the predicate's canonical form (RowPredicate::Key), the source's name (which tells a
+// Key: the filter's canonical form (RowPredicate::Key, or the bound expression's SQL with its
+// columns' names and types), the source's name (which tells a
 // frozen MemTable from the SSTable flushed from it) and the address of its first batch; an
 // entry holds a weak reference to that batch, so a source freed and another allocated at the
 // same address never meets the old bits (the entry is dropped once the batch has expired).
@@ -22,6 +24,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -75,11 +78,21 @@ class FilterBitsCache {
 
   /// Sets the budget in bytes (0 disables), evicting down to it.
   void SetBudget(int64_t bytes);
-  /// Bits of `bound` (compiled from a predicate whose RowPredicate::Key is `predicate_key`,
-  /// bound to `source`) covering at least positions [0, rows) of `source`, or nullptr: the
-  /// cache is disabled, the source has no batch, the bits would not fit the budget, or this
-  /// is the first time the pair is asked for (it is counted). Entries covering fewer rows
-  /// (a MemTable that grew) are extended by the missing tail.
+  /// Sets the bits of the passing rows among positions [from, to) of the source in *words
+  /// (sized for `to` rows, other bits left as they are). Errors abandon the bits.
+  using Fill = std::function<Status(int64_t from, int64_t to, std::vector<uint64_t>* words)>;
+
+  /// Bits of the filter `filter_key` names (a canonical form: equal keys must pass equal
+  /// rows of any source; the filter may read only the rows' stored values) covering at least
+  /// positions [0, rows) of `source`, computed by `fill`; or nullptr: the cache is disabled,
+  /// the source has no batch, the bits would not fit the budget, or this is the first time
+  /// the pair is asked for (it is counted). Entries covering fewer rows (a MemTable that
+  /// grew) are extended by the missing tail. Errors: those of `fill` (nothing cached).
+  Result<std::shared_ptr<const FilterBits>> Get(const std::string& filter_key,
+                                                const shard::SourceView& source, int64_t rows,
+                                                const Fill& fill);
+  /// Get for a compiled predicate (`bound` of the predicate whose RowPredicate::Key is
+  /// `predicate_key`, bound to `source`); its keys never meet other filters'.
   std::shared_ptr<const FilterBits> Get(const std::string& predicate_key,
                                         const RowPredicate::Bound& bound,
                                         const shard::SourceView& source, int64_t rows);

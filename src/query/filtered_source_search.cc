@@ -86,6 +86,11 @@ class Runner {
     if (q_.predicate != nullptr) {
       bound_ = q_.predicate->Bind(src_);
       bits_ = FilterBitsCache::Global().Get(q_.predicate->Key(), *bound_, src_, n_);
+    } else if (!q_.filter->expr()->uses_row_id() && !q_.filter->expr()->uses_row_offset()) {
+      // A filter the predicate cannot compile (OR, LIKE, functions, arithmetic): its bits
+      // come from the evaluator, once, for a filter queries repeat. `_rowid` and `_rowoffset`
+      // are left out: the latter depends on the view.
+      STRATA_ASSIGN_OR_RETURN(bits_, EvaluatedBits());
     }
     // Materialise index candidates only when few enough that exact over them could win: m
     // rows cost m; the graph about kGraphVisitCost x kVisitsPerBreadth x max(ef, want / s)
@@ -153,8 +158,11 @@ class Runner {
     double cost_hnsw = inf, cost_post = inf;
     if (q_.hnsw != nullptr) {
       const double visits = kGraphVisitCost * kVisitsPerBreadth * std::min(region, nd);
-      cost_hnsw = visits + (bound_ ? 0 : nd * kEvaluateCost);
-      if (!bound_) cost_post = visits + region * kEvaluateCost;
+      // A compiled filter or cached bits test a row as it is reached; otherwise the filter
+      // is evaluated over every row first, or the graph's results filtered afterwards.
+      const bool cheap_test = bound_.has_value() || bits_ != nullptr;
+      cost_hnsw = visits + (cheap_test ? 0 : nd * kEvaluateCost);
+      if (!cheap_test) cost_post = visits + region * kEvaluateCost;
     }
     FilteredPlan plan = FilteredPlan::kExact;
     double best = cost_exact_;
@@ -259,6 +267,38 @@ class Runner {
       if (bound_->TestInBatch(b, p - starts_[b])) ++pass;
     }
     return rows.empty() ? 1.0 : static_cast<double>(pass) / static_cast<double>(rows.size());
+  }
+
+  // The cached bits of the (not compiled) filter over [0, n_), or nullptr (FilterBitsCache).
+  Result<std::shared_ptr<const FilterBits>> EvaluatedBits() const {
+    const filter::BoundExpr& expr = *q_.filter->expr();
+    std::string key = "evaluated:" + expr.expr()->ToString();
+    for (const int c : expr.columns()) {  // the columns as bound (renames, types)
+      key += ";" + std::to_string(c) + ":" + q_.shard->schema->field(c)->ToString();
+    }
+    return FilterBitsCache::Global().Get(
+        key, src_, n_, [&](int64_t from, int64_t to, std::vector<uint64_t>* words) -> Status {
+          const arrow::SchemaPtr& schema = q_.shard->schema;
+          std::vector<uint8_t> match;
+          for (size_t b = 0; b < src_.batches.size(); ++b) {
+            const arrow::RecordBatch& batch = *src_.batches[b];
+            const int64_t start = src_.batch_starts[b];
+            if (start >= to) break;
+            if (start + batch.num_rows() <= from) continue;
+            // The batch as a batch of the user schema (zero-copy).
+            std::vector<arrow::ArrayDataPtr> cols(batch.columns().begin(),
+                                                  batch.columns().begin() + schema->num_fields());
+            const arrow::RecordBatch user(schema, batch.num_rows(), std::move(cols));
+            STRATA_RETURN_IF_ERROR(filter::EvaluateMask(expr, user, {}, &match));
+            const int64_t hi = std::min(to, start + batch.num_rows());
+            for (int64_t p = std::max(from, start); p < hi; ++p) {
+              if (match[static_cast<size_t>(p - start)] != 0) {
+                (*words)[static_cast<size_t>(p >> 6)] |= uint64_t{1} << (p & 63);
+              }
+            }
+          }
+          return Status::OK();
+        });
   }
 
   // Fraction of sampled live rows passing filter::Evaluate.
@@ -563,7 +603,7 @@ class Runner {
   int64_t uniform_rows_ = 0;       // every batch but the last has this many rows (0: they differ)
   bool exact_candidates_ = false;  // candidates_ are exactly the passing rows
   std::optional<RowPredicate::Bound> bound_;
-  std::shared_ptr<const FilterBits> bits_;  // bound_'s passing rows, when cached
+  std::shared_ptr<const FilterBits> bits_;  // the filter's passing rows, when cached
   std::optional<std::vector<int64_t>> candidates_;
   std::string index_how_;
   std::optional<AcceptedRows> accepted_;

@@ -214,6 +214,11 @@ std::optional<RowPredicate> RowPredicate::Compile(const arrow::Schema& schema, c
     out.checks_.push_back(std::move(check));
   }
   out.key_ = out.MakeKey();
+  // The columns as bound: a key never outlives a rename or a change of type.
+  for (const Check& c : out.checks_) {
+    out.key_ += schema.field(c.column)->ToString();
+    out.key_.push_back(';');
+  }
   return out;
 }
 
