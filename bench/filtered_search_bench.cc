@@ -5,7 +5,10 @@
 //              (1,000 centres uniform in [-1, 1)^128, N(0, 0.1^2) noise per dimension), id int64
 //              primary key, tag int32 uniform in [0, 1000); HNSW (l2) on vec and a BTree on tag,
 //              loaded with default writer settings in 1,000-row batches, so the rows sit in
-//              SSTables plus the active MemTable; then again after a compaction into the base.
+//              SSTables plus the active MemTable; then again after a compaction into the base;
+//              then the base again, each query on a fresh snapshot, while a writer thread
+//              inserts new rows at STRATA_QUERY_BENCH_WRITE_RATE rows/s (default 2,000; 0 =
+//              skip) into the active MemTable ("base+writes").
 //              Filters: none, tag < 500 (50%), tag < 100 (10%), tag < 10 (1%), tag = 7 (0.1%),
 //              and tag % 10 = 3 (10%, no index can answer it: a vectorised filter pass).
 //   fashion    Fashion-MNIST's 60,000 training images (784-d, l2, HNSW) with their label
@@ -22,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +35,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../tests/index/fashion_mnist.h"
@@ -141,9 +146,12 @@ std::optional<query::FilteredPlan> ForcedPlan() {
 }
 
 // Runs every case over `queries` on one snapshot; prints one line per case.
+// `fresh`: every query takes its own snapshot (as a server request does; for the sweep while a
+// writer runs), else one snapshot serves them all.
 void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& cases,
-           const std::vector<std::vector<float>>& queries) {
-  const table::TableSnapshot snap = t.Snapshot();
+           const std::vector<std::vector<float>>& queries, bool fresh = false) {
+  const table::TableSnapshot fixed = t.Snapshot();
+  const auto snapshot = [&] { return fresh ? t.Snapshot() : fixed; };
   // STRATA_QUERY_BENCH_PROFILE=<filter>: only run that filter for 10 s (for perf), printing
   // the plans of the first queries.
   if (const char* prof = std::getenv("STRATA_QUERY_BENCH_PROFILE")) {
@@ -156,7 +164,7 @@ void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& 
       if (*prof != '\0') o.filter = prof;
       o.columns = {query::ColumnRef{"id"}};
       o.force_filtered_plan = ForcedPlan();
-      auto r = query::VectorSearch(snap, o);
+      auto r = query::VectorSearch(snapshot(), o);
       Check(r.status(), "search");
       if (n <= 3) {
         for (const std::string& p : r->plan) std::printf("  plan: %s\n", p.c_str());
@@ -176,6 +184,7 @@ void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& 
       o.filter = cases[c].filter;
       o.columns = {query::ColumnRef{"id"}};
       o.force_filtered_plan = ForcedPlan();
+      const table::TableSnapshot snap = snapshot();
       auto got = query::VectorSearch(snap, o);
       Check(got.status(), "search");
       o.bypass_vector_index = true;
@@ -213,7 +222,7 @@ void Sweep(const std::string& layout, table::Table& t, const std::vector<Case>& 
           o.filter = cases[c].filter;
           o.columns = {query::ColumnRef{"id"}};
           o.force_filtered_plan = ForcedPlan();
-          auto r = query::VectorSearch(snap, o);
+          auto r = query::VectorSearch(snapshot(), o);
           Check(r.status(), "search");
         }
         (cached ? out[c].qps : out[c].uncached_qps)
@@ -247,10 +256,10 @@ void RunClustered(const std::string& dir) {
   auto t = MakeTable(*catalog, "clustered", schema, "tag");
   Clustered gen(1);
   std::mt19937_64 tags(3);
-  const auto t0 = Clock::now();
-  for (int64_t first = 0; first < rows; first += 1000) {
+  // Rows [first, first + n) (tag uniform in [0, 1000), a clustered vector).
+  const auto insert = [&](int64_t first, int64_t n) {
     arrow::RecordBatchBuilder b(schema);
-    for (int64_t i = first; i < std::min(rows, first + 1000); ++i) {
+    for (int64_t i = first; i < first + n; ++i) {
       (void)b.column(0)->AppendInt(i);
       (void)b.column(1)->AppendInt(static_cast<int64_t>(tags() % 1000));
       const auto v = gen.Next();
@@ -260,6 +269,10 @@ void RunClustered(const std::string& dir) {
     auto batch = b.Finish();
     Check(batch.status(), "batch");
     Check(t->Insert({*batch}).status(), "insert");
+  };
+  const auto t0 = Clock::now();
+  for (int64_t first = 0; first < rows; first += 1000) {
+    insert(first, std::min<int64_t>(1000, rows - first));
   }
   std::printf("clustered: %lld rows loaded in %.1f s\n", static_cast<long long>(rows),
               std::chrono::duration<double>(Clock::now() - t0).count());
@@ -273,6 +286,36 @@ void RunClustered(const std::string& dir) {
   Check(t->Flush(Clock::now() + std::chrono::minutes(10)).status(), "flush");
   Check(t->Compact(Clock::now() + std::chrono::hours(1)).status(), "compact");
   Sweep("base", *t, cases, queries);
+  // The same, each query on a fresh snapshot, while a writer inserts new rows in 1,000-row
+  // batches at STRATA_QUERY_BENCH_WRITE_RATE rows/s (default 2,000): the active MemTable grows
+  // under the queries (its cached filter bits get extended), and may be flushed.
+  const char* rate_env = std::getenv("STRATA_QUERY_BENCH_WRITE_RATE");
+  const double rate = rate_env ? std::atof(rate_env) : 2000.0;
+  if (rate > 0) {
+    std::atomic<bool> stop{false};
+    int64_t written = 0;
+    std::thread writer([&] {
+      const auto start = Clock::now();
+      while (!stop.load()) {
+        const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::duration<double>((written + 1000) / rate));
+        std::this_thread::sleep_until(due);
+        if (stop.load()) break;
+        insert(rows + written, 1000);
+        written += 1000;
+      }
+    });
+    const auto w0 = Clock::now();
+    Sweep("base+writes", *t, cases, queries, /*fresh=*/true);
+    stop = true;
+    writer.join();
+    const double secs = std::chrono::duration<double>(Clock::now() - w0).count();
+    const table::TableSnapshot end = t->Snapshot();
+    std::printf("base+writes: %lld rows written in %.1f s (%.0f rows/s) during the sweep; "
+                "%zu sources at the end\n",
+                static_cast<long long>(written), secs, static_cast<double>(written) / secs,
+                end.shard->sources.size());
+  }
 }
 
 void RunFashion(const std::string& dir) {
