@@ -66,11 +66,23 @@ void FilterBitsCache::EraseLocked(std::unordered_map<std::string, Entry>::iterat
   map_.erase(it);
 }
 
+bool FilterBitsCache::Serves(const Entry& e, const shard::SourceView& source) {
+  const size_t n = std::min(e.ids.size(), source.batches.size());
+  for (size_t i = 0; i < n; ++i) {
+    // An alive batch at this address is the batch the bits were computed over.
+    if (e.ids[i] != source.batches[i].get() || e.owners[i].expired()) return false;
+  }
+  return true;
+}
+
 void FilterBitsCache::EvictLocked(int64_t budget) {
   // Expired sources first (their batches are gone), then least recently used.
   for (auto it = map_.begin(); it != map_.end();) {
     auto next = std::next(it);
-    if (it->second.owner.expired()) EraseLocked(it);
+    const auto& owners = it->second.owners;
+    if (std::any_of(owners.begin(), owners.end(), [](const auto& o) { return o.expired(); })) {
+      EraseLocked(it);
+    }
     it = next;
   }
   while (bytes_ > budget && !lru_.empty()) {
@@ -96,10 +108,10 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
                                                                const shard::SourceView& source,
                                                                int64_t rows, const Fill& fill) {
   if (source.batches.size() == 0 || rows <= 0) return std::shared_ptr<const FilterBits>();
-  const std::shared_ptr<const void> first = source.batches[0];
+  const void* first = source.batches[0].get();
   char address[24];
   const int len =
-      std::snprintf(address, sizeof(address), "%zx", reinterpret_cast<uintptr_t>(first.get()));
+      std::snprintf(address, sizeof(address), "%zx", reinterpret_cast<uintptr_t>(first));
   std::string key;
   key.reserve(filter_key.size() + source.name.size() + 2 + static_cast<size_t>(len));
   key.append(filter_key).push_back('\x1f');
@@ -112,9 +124,7 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
     if (budget_ == 0) return std::shared_ptr<const FilterBits>();
     auto it = map_.find(key);
     if (it != map_.end()) {
-      // The entry is this source's only while its first batch lives (the address may be
-      // reused after).
-      if (it->second.owner.lock() == first) {
+      if (Serves(it->second, source)) {
         lru_.splice(lru_.begin(), lru_, it->second.lru);
         if (it->second.bits->rows >= rows) {
           ++hits_;
@@ -162,7 +172,7 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
     return std::shared_ptr<const FilterBits>(bits);  // the budget shrank meanwhile
   auto it = map_.find(key);
   if (it != map_.end()) {
-    if (it->second.owner.lock() == first && it->second.bits->rows >= rows) {
+    if (Serves(it->second, source) && it->second.bits->rows >= rows) {
       return it->second.bits;  // computed twice
     }
     EraseLocked(it);
@@ -170,7 +180,12 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
   ++builds_;
   EvictLocked(budget_ - bits->bytes());
   lru_.push_front(key);
-  map_.emplace(key, Entry{first, bits, lru_.begin()});
+  Entry entry{{}, {}, bits, lru_.begin()};
+  for (size_t b = 0; b < source.batches.size() && source.batch_starts[b] < rows; ++b) {
+    entry.owners.emplace_back(source.batches[b]);
+    entry.ids.push_back(source.batches[b].get());
+  }
+  map_.emplace(key, std::move(entry));
   bytes_ += bits->bytes();
   return std::shared_ptr<const FilterBits>(bits);
 }

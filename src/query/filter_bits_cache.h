@@ -9,10 +9,12 @@
 // lives, and a view of more rows only computes the tail.
 //
 // Key: the filter's canonical form (RowPredicate::Key, or the bound expression's SQL with its
-// columns' names and types), the source's name (which tells a
-// frozen MemTable from the SSTable flushed from it) and the address of its first batch; an
-// entry holds a weak reference to that batch, so a source freed and another allocated at the
-// same address never meets the old bits (the entry is dropped once the batch has expired).
+// columns' names and types), the source's name (which tells a frozen MemTable from the SSTable
+// flushed from it) and the address of its first batch. An entry serves a source only while the
+// source holds, at the same indexes, the very batches the bits were computed over (weak
+// references, so a batch freed and another allocated at its address never matches): a source
+// whose batches were replaced or reordered (a rewrite) gets new bits, and entries whose batches
+// are all gone are dropped.
 // Building: a (predicate, source) pair gets bits the second time a query asks for it within
 // the demand window (the last 65,536 pairs asked): a one-off filter never pays the pass over
 // the source (about 1 ns a row). Memory: rows / 8 bytes per entry (125 KB for 1,000,000 rows),
@@ -100,11 +102,16 @@ class FilterBitsCache {
 
  private:
   struct Entry {
-    std::weak_ptr<const void> owner;  // the source's first batch
+    // The batches the bits cover, in order: the entry serves a source only while it still
+    // holds these very batches at these indexes (so row positions mean the same rows).
+    std::vector<std::weak_ptr<const void>> owners;
+    std::vector<const void*> ids;  // their addresses
     std::shared_ptr<const FilterBits> bits;
     std::list<std::string>::iterator lru;  // position in lru_ (front = most recent)
   };
   void EvictLocked(int64_t budget);
+  // Whether `source` holds e's batches, alive, at e's indexes (as far as it has batches).
+  static bool Serves(const Entry& e, const shard::SourceView& source);
   void EraseLocked(std::unordered_map<std::string, Entry>::iterator it);
 
   mutable std::mutex mu_;

@@ -192,6 +192,43 @@ TEST_F(FilterBitsCacheTest, AGrownMemTableGetsItsNewRows) {
   EXPECT_EQ(again->CountBelow(2000), first->count);
 }
 
+// A source that keeps its name and first batch but holds another batch after it (a rewrite)
+// must not be served the old bits: positions there are other rows.
+TEST_F(FilterBitsCacheTest, ASourceWithAReplacedBatchGetsNewBits) {
+  Insert(0, 1000);
+  Insert(1000, 1000);
+  Insert(5001, 1000);  // other tags at the same positions of a third batch
+  const table::TableSnapshot snap = t_->Snapshot();
+  const shard::SourceView& mem = snap.shard->sources.back();
+  ASSERT_EQ(mem.batches.size(), 3u);
+  const auto view = [&](size_t second) {  // batches 0 and `second` of the MemTable
+    shard::SourceView v;
+    v.name = mem.name;
+    v.batches.push_back(mem.batches[0]);
+    v.batches.push_back(mem.batches[second]);
+    v.batch_starts.push_back(0);
+    v.batch_starts.push_back(1000);
+    v.num_rows = v.live_rows = 2000;
+    return v;
+  };
+  const shard::SourceView a = view(1), b = view(2);
+  const RowPredicate pred = Compile(snap, "tag < 500");
+  const RowPredicate::Bound ba = pred.Bind(a), bb = pred.Bind(b);
+  FilterBitsCache cache(int64_t{1} << 20);
+  (void)cache.Get(pred.Key(), ba, a, 2000);
+  const auto bits_a = cache.Get(pred.Key(), ba, a, 2000);
+  ASSERT_NE(bits_a, nullptr);
+  ExpectEqual(*bits_a, ba, a, 2000);
+  EXPECT_EQ(cache.Get(pred.Key(), bb, b, 2000), nullptr);  // not a's: a new pair, asked once
+  const auto bits_b = cache.Get(pred.Key(), bb, b, 2000);
+  ASSERT_NE(bits_b, nullptr);
+  ExpectEqual(*bits_b, bb, b, 2000);
+  int64_t differ = 0;
+  for (int64_t p = 1000; p < 2000; ++p) differ += bits_a->Test(p) != bits_b->Test(p);
+  EXPECT_GT(differ, 100);  // the second batches' tags differ
+  EXPECT_EQ(cache.stats().entries, 1);
+}
+
 TEST_F(FilterBitsCacheTest, TheBudgetBoundsItAndZeroTurnsItOff) {
   Insert(0, 3000);
   const table::TableSnapshot snap = t_->Snapshot();
