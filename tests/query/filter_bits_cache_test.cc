@@ -16,6 +16,7 @@
 #include "../io/storage_test_util.h"
 #include "arrow/builder.h"
 #include "query/vector_search.h"
+#include "query_test_util.h"
 #include "table/catalog.h"
 #include "table/primary_key.h"
 
@@ -39,18 +40,10 @@ class FilterBitsCacheTest : public ::testing::Test {
     co.background = false;
     catalog_ = std::move(table::Catalog::Open(dir_.path(), {}, co)).value();
     t_ = *catalog_->CreateTable("default", "f", Schema(), {}, table::CreateMode::kCreate);
-    index::IndexSpec hnsw;
-    hnsw.kind = index::IndexKind::kHnsw;
-    hnsw.column = "vec";
-    hnsw.name = "vec_idx";
-    hnsw.requested_type = "HNSW";
-    ASSERT_TRUE(t_->CreateIndex(hnsw).ok());
-    index::IndexSpec bt;
-    bt.kind = index::IndexKind::kBTree;
-    bt.column = "tag";
-    bt.name = "tag_idx";
-    bt.requested_type = "BTREE";
-    ASSERT_TRUE(t_->CreateIndex(bt).ok());
+    ASSERT_TRUE(
+        t_->CreateIndex(testing::IndexSpecFor(index::IndexKind::kHnsw, "vec", "vec_idx")).ok());
+    ASSERT_TRUE(
+        t_->CreateIndex(testing::IndexSpecFor(index::IndexKind::kBTree, "tag", "tag_idx")).ok());
   }
 
   // Rows [first, first + n): tag = (id * 7919) % 1000, null every 97th id; clustered vectors.

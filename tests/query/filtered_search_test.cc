@@ -17,6 +17,7 @@
 #include "query/row_predicate.h"
 #include "query/scan.h"
 #include "query/vector_search.h"
+#include "query_test_util.h"
 #include "table/catalog.h"
 #include "table/primary_key.h"
 
@@ -111,18 +112,10 @@ class FilteredSearchTest : public ::testing::Test {
     co.background = false;
     catalog_ = std::move(table::Catalog::Open(dir_.path(), {}, co)).value();
     t_ = *catalog_->CreateTable("default", "f", Schema(), {}, table::CreateMode::kCreate);
-    index::IndexSpec hnsw;
-    hnsw.kind = index::IndexKind::kHnsw;
-    hnsw.column = "vec";
-    hnsw.name = "vec_idx";
-    hnsw.requested_type = "HNSW";
-    ASSERT_TRUE(t_->CreateIndex(hnsw).ok());
-    index::IndexSpec bt;
-    bt.kind = index::IndexKind::kBTree;
-    bt.column = "tag";
-    bt.name = "tag_idx";
-    bt.requested_type = "BTREE";
-    ASSERT_TRUE(t_->CreateIndex(bt).ok());
+    ASSERT_TRUE(
+        t_->CreateIndex(testing::IndexSpecFor(index::IndexKind::kHnsw, "vec", "vec_idx")).ok());
+    ASSERT_TRUE(
+        t_->CreateIndex(testing::IndexSpecFor(index::IndexKind::kBTree, "tag", "tag_idx")).ok());
     Gen gen(1);
     std::mt19937_64 tags(2);
     std::vector<Row> part;

@@ -9,10 +9,22 @@
 
 #include "arrow/builder.h"
 #include "arrow/type.h"
+#include "index/index_spec.h"
 #include "shard/shard_writer.h"
 #include "table/table.h"
 
 namespace strata::query::testing {
+
+/// The definition of an index of `kind` ("HNSW" or "BTREE") named `name` on `column`.
+inline index::IndexSpec IndexSpecFor(index::IndexKind kind, const std::string& column,
+                                     const std::string& name) {
+  index::IndexSpec spec;
+  spec.kind = kind;
+  spec.column = column;
+  spec.name = name;
+  spec.requested_type = kind == index::IndexKind::kHnsw ? "HNSW" : "BTREE";
+  return spec;
+}
 
 inline arrow::DataTypePtr VectorType(int32_t dim) {
   return arrow::fixed_size_list(arrow::field("item", arrow::float32(), true), dim);
