@@ -175,6 +175,27 @@ TEST(HnswlibGraphIo, StructuralDamageIsCorruption) {
   bad = good;
   put_u64(&bad, header + g->h->size_data_per_element_ - 8, ~uint64_t{0});  // a negative label
   EXPECT_EQ(corrupt(bad), StatusCode::kCorruption);
+  bad = good;  // a level-1 link to an element that has only level 0 (found by the fuzzer)
+  {
+    size_t at = header + level0;
+    bool done = false;
+    size_t low = 0;  // an element with level 0 only
+    while (g->h->element_levels_[low] != 0) ++low;
+    for (size_t e = 0; e < kRows && !done; ++e) {
+      uint32_t bytes = 0;
+      std::memcpy(&bytes, &bad[at], 4);
+      at += 4;
+      uint32_t n = 0;
+      if (bytes > 0) std::memcpy(&n, &bad[at], 4);
+      if (bytes > 0 && n > 0) {
+        put_u32(&bad, at + 4, static_cast<uint32_t>(low));
+        done = true;
+      }
+      at += bytes;
+    }
+    ASSERT_TRUE(done);
+  }
+  EXPECT_EQ(corrupt(bad), StatusCode::kCorruption);
   // The intact bytes still load after all that.
   EXPECT_EQ(corrupt(good), StatusCode::kOk);
 }

@@ -169,25 +169,28 @@ Status LoadSavedGraph(std::string_view payload, hnswlib::HierarchicalNSW<float>&
                               " bytes after the graph");
   }
   // Every neighbour list: at most maxM0_ (level 0) or maxM_ (above) entries, each an element
-  // of the graph (a search follows them without checks).
-  const auto links_ok = [&](hnswlib::linklistsizeint* list, size_t max) {
+  // of the graph that has the list's level (a search follows them without checks, and reads
+  // a neighbour's own list at that level: the fuzzer found a level-1 link to a level-0
+  // element read past that element's links, 2026-12-05).
+  const auto links_ok = [&](hnswlib::linklistsizeint* list, size_t max, int level) {
     const size_t n = h.getListCount(list);
     if (n > max) return false;
     const auto* ids = reinterpret_cast<const hnswlib::tableint*>(list + 1);
     for (size_t j = 0; j < n; ++j) {
-      if (ids[j] >= count) return false;
+      if (ids[j] >= count || h.element_levels_[ids[j]] < level) return false;
     }
     return true;
   };
   for (size_t i = 0; i < count; ++i) {
     const auto id = static_cast<hnswlib::tableint>(i);
-    bool ok = links_ok(h.get_linklist0(id), h.maxM0_);
+    bool ok = links_ok(h.get_linklist0(id), h.maxM0_, 0);
     for (int level = 1; ok && level <= h.element_levels_[i]; ++level) {
-      ok = links_ok(h.get_linklist(id, level), h.maxM_);
+      ok = links_ok(h.get_linklist(id, level), h.maxM_, level);
     }
     if (!ok) {
       return Status::Corruption("HNSW index bytes: a neighbour list of element " +
-                                std::to_string(i) + " is too long or names a missing element");
+                                std::to_string(i) +
+                                " is too long or names a missing element or one below its level");
     }
   }
   if (count > 0 && h.element_levels_[entry] != max_level) {
