@@ -57,11 +57,14 @@ void FilterBitsCache::SetBudget(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   budget_ = bytes < 0 ? 0 : bytes;
   EvictLocked(budget_);
-  if (budget_ == 0) asked_.clear();
+  if (budget_ == 0) {
+    asked_.clear();
+    asked_bytes_ = 0;
+  }
 }
 
 void FilterBitsCache::EraseLocked(std::unordered_map<std::string, Entry>::iterator it) {
-  bytes_ -= it->second.bits->bytes();
+  bytes_ -= it->second.charged;
   lru_.erase(it->second.lru);
   map_.erase(it);
 }
@@ -117,7 +120,8 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
   key.append(filter_key).push_back('\x1f');
   key.append(source.name).push_back('\x1f');
   key.append(address, static_cast<size_t>(len));
-  const int64_t new_bytes = static_cast<int64_t>((rows + 63) / 64 * 8) + 64;
+  const int64_t new_bytes =
+      static_cast<int64_t>((rows + 63) / 64 * 8) + 64 + static_cast<int64_t>(key.size());
   std::shared_ptr<const FilterBits> old;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -138,12 +142,18 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
     if (old == nullptr) {
       // Bits that could never be kept are not computed.
       if (new_bytes > budget_) return std::shared_ptr<const FilterBits>();
-      int64_t& asked = asked_[key];
-      if (++asked < 2) {
-        if (asked_.size() > 65536) asked_.clear();
+      auto [at, fresh] = asked_.try_emplace(key, 0);
+      if (fresh) asked_bytes_ += static_cast<int64_t>(key.size());
+      if (++at->second < 2) {
+        // Forgotten wholesale past 65,536 pairs or 8 MiB of keys (filters are up to 64 KiB).
+        if (asked_.size() > 65536 || asked_bytes_ > (int64_t{8} << 20)) {
+          asked_.clear();
+          asked_bytes_ = 0;
+        }
         return std::shared_ptr<const FilterBits>();
       }
-      asked_.erase(key);
+      asked_bytes_ -= static_cast<int64_t>(key.size());
+      asked_.erase(at);
     } else if (new_bytes > budget_) {
       return old->rows >= rows ? old : std::shared_ptr<const FilterBits>();
     }
@@ -168,7 +178,9 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (budget_ == 0 || bits->bytes() > budget_)
+  // An entry is charged its bits and its key (a filter's text may be long).
+  const int64_t charged = bits->bytes() + static_cast<int64_t>(key.size());
+  if (budget_ == 0 || charged > budget_)
     return std::shared_ptr<const FilterBits>(bits);  // the budget shrank meanwhile
   auto it = map_.find(key);
   if (it != map_.end()) {
@@ -178,15 +190,15 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
     EraseLocked(it);
   }
   ++builds_;
-  EvictLocked(budget_ - bits->bytes());
+  EvictLocked(budget_ - charged);
   lru_.push_front(key);
-  Entry entry{{}, {}, bits, lru_.begin()};
+  Entry entry{{}, {}, bits, charged, lru_.begin()};
   for (size_t b = 0; b < source.batches.size() && source.batch_starts[b] < rows; ++b) {
     entry.owners.emplace_back(source.batches[b]);
     entry.ids.push_back(source.batches[b].get());
   }
   map_.emplace(key, std::move(entry));
-  bytes_ += bits->bytes();
+  bytes_ += charged;
   return std::shared_ptr<const FilterBits>(bits);
 }
 

@@ -16,9 +16,10 @@
 // whose batches were replaced or reordered (a rewrite) gets new bits, and entries whose batches
 // are all gone are dropped.
 // Building: a (predicate, source) pair gets bits the second time a query asks for it within
-// the demand window (the last 65,536 pairs asked): a one-off filter never pays the pass over
-// the source (about 1 ns a row). Memory: rows / 8 bytes per entry (125 KB for 1,000,000 rows),
-// bounded by `strata serve --filter-cache-bytes`; least recently used entries go first, and
+// the demand window (the last 65,536 pairs asked, at most 8 MiB of keys): a one-off filter
+// never pays the pass over the source (about 1 ns a row). Memory: rows / 8 bytes per entry
+// (125 KB for 1,000,000 rows) plus its key (the filter's text: up to 64 KiB), bounded by
+// `strata serve --filter-cache-bytes`; least recently used entries go first, and
 // expired ones are swept at every insert. A budget of 0 disables the cache.
 // Thread-safety: every method may be called from any thread; one mutex guards the maps, and
 // bits are computed outside it (two threads may compute the same pair; one is kept).
@@ -107,6 +108,7 @@ class FilterBitsCache {
     std::vector<std::weak_ptr<const void>> owners;
     std::vector<const void*> ids;  // their addresses
     std::shared_ptr<const FilterBits> bits;
+    int64_t charged = 0;  // bytes counted against the budget: bits->bytes() + the key's
     std::list<std::string>::iterator lru;  // position in lru_ (front = most recent)
   };
   void EvictLocked(int64_t budget);
@@ -120,6 +122,7 @@ class FilterBitsCache {
   std::unordered_map<std::string, Entry> map_;      // guarded by mu_
   std::list<std::string> lru_;                      // guarded by mu_
   std::unordered_map<std::string, int64_t> asked_;  // guarded by mu_: pairs asked, no bits yet
+  int64_t asked_bytes_ = 0;                         // guarded by mu_: key bytes in asked_
   int64_t hits_ = 0, builds_ = 0, evictions_ = 0;   // guarded by mu_
 };
 

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <random>
 #include <set>
 #include <thread>
@@ -31,6 +32,17 @@ arrow::SchemaPtr Schema() {
       arrow::field("id", arrow::int64(), false), arrow::field("tag", arrow::int32(), true),
       arrow::field("vec", arrow::fixed_size_list(arrow::field("item", arrow::float32()), kDim))});
   return *table::DeclarePrimaryKey(s, {"id"});
+}
+
+// The bytes an entry of a compiled predicate is charged beyond its bits: its key, "compiled:",
+// the predicate's key, the source's name and its first batch's address in hex, separated.
+int64_t KeyBytes(const RowPredicate& pred, const shard::SourceView& src) {
+  char hex[24];
+  const int len =
+      std::snprintf(hex, sizeof(hex), "%zx", reinterpret_cast<uintptr_t>(src.batches[0].get()));
+  return static_cast<int64_t>(std::string("compiled:").size() + pred.Key().size() + 1 +
+                              src.name.size() + 1) +
+         len;
 }
 
 class FilterBitsCacheTest : public ::testing::Test {
@@ -140,7 +152,8 @@ TEST_F(FilterBitsCacheTest, ComputedOnTheSecondAskAndEqualToTheFilter) {
       ASSERT_NE(bits, nullptr);
       ExpectEqual(*bits, bound, src, src.num_rows);
       EXPECT_EQ(bits->positions.has_value(), bits->count * 64 <= bits->rows);
-      bytes += (src.num_rows + 63) / 64 * 8 + 64 + (bits->positions ? 8 * bits->count : 0);
+      bytes += (src.num_rows + 63) / 64 * 8 + 64 + (bits->positions ? 8 * bits->count : 0) +
+               KeyBytes(pred, src);
       EXPECT_EQ(cache.Get(pred.Key(), bound, src, src.num_rows), bits);  // a hit
     }
   }
@@ -229,7 +242,9 @@ TEST_F(FilterBitsCacheTest, TheBudgetBoundsItAndZeroTurnsItOff) {
   const RowPredicate a = Compile(snap, "tag < 500");
   const RowPredicate b = Compile(snap, "tag > 500");
   const RowPredicate::Bound ba = a.Bind(src), bb = b.Bind(src);
-  const int64_t one = (3000 + 63) / 64 * 8 + 64;  // one bitmap of 3,000 rows
+  // One bitmap of 3,000 rows and its key (the two keys have the same length).
+  const int64_t one = (3000 + 63) / 64 * 8 + 64 + KeyBytes(a, src);
+  ASSERT_EQ(KeyBytes(a, src), KeyBytes(b, src));
   {
     FilterBitsCache off(0);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(off.Get(a.Key(), ba, src, src.num_rows), nullptr);
@@ -251,6 +266,15 @@ TEST_F(FilterBitsCacheTest, TheBudgetBoundsItAndZeroTurnsItOff) {
   EXPECT_EQ(st.entries, 1);
   EXPECT_EQ(st.evictions, 1);
   EXPECT_EQ(st.bytes, one);
+  // A long filter's key counts: an IN list of 2,000 values (a key of about 10 KB) does not
+  // fit a budget its bits alone would fit.
+  std::string in = "tag IN (0";
+  for (int v = 1; v < 2000; ++v) in += ", " + std::to_string(v);
+  const RowPredicate long_pred = Compile(snap, in + ")");
+  ASSERT_GT(KeyBytes(long_pred, src), 2 * one);
+  const RowPredicate::Bound bl = long_pred.Bind(src);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(cache.Get(long_pred.Key(), bl, src, 3000), nullptr);
+  EXPECT_EQ(cache.stats().builds, 2);
   cache.SetBudget(0);
   EXPECT_EQ(cache.stats().entries, 0);
   EXPECT_EQ(cache.stats().bytes, 0);
@@ -284,7 +308,7 @@ TEST_F(FilterBitsCacheTest, CompactedSourcesLoseTheirEntries) {
   ASSERT_NE(bits, nullptr);
   ExpectEqual(*bits, bound, base, base.num_rows);
   EXPECT_EQ(cache.stats().entries, 1);
-  EXPECT_EQ(cache.stats().bytes, bits->bytes());
+  EXPECT_EQ(cache.stats().bytes, bits->bytes() + KeyBytes(pred, base));
 }
 
 // Through VectorSearch and the server's cache: every plan answers the same from cached bits
