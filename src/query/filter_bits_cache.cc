@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 namespace strata::query {
 
@@ -166,7 +167,16 @@ Result<std::shared_ptr<const FilterBits>> FilterBitsCache::Get(const std::string
     std::copy(old->words.begin(), old->words.end(), bits->words.begin());
     from = old->rows;
   }
-  STRATA_RETURN_IF_ERROR(fill(from, rows, &bits->words));
+  if (Status st = fill(from, rows, &bits->words); !st.ok()) {
+    // Not asked for again until the demand window forgets it (each try would fail the same).
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it != map_.end()) EraseLocked(it);
+    auto [at, fresh] = asked_.try_emplace(key, 0);
+    if (fresh) asked_bytes_ += static_cast<int64_t>(key.size());
+    at->second = std::numeric_limits<int64_t>::min() / 2;
+    return st;
+  }
   for (const uint64_t w : bits->words) bits->count += std::popcount(w);
   if (bits->count * 64 <= rows) {
     bits->positions.emplace();

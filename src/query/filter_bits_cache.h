@@ -90,7 +90,8 @@ class FilterBitsCache {
   /// positions [0, rows) of `source`, computed by `fill`; or nullptr: the cache is disabled,
   /// the source has no batch, the bits would not fit the budget, or this is the first time
   /// the pair is asked for (it is counted). Entries covering fewer rows (a MemTable that
-  /// grew) are extended by the missing tail. Errors: those of `fill` (nothing cached).
+  /// grew) are extended by the missing tail. Errors: those of `fill` (nothing cached, and the
+  /// pair is not computed again until the demand window forgets it).
   Result<std::shared_ptr<const FilterBits>> Get(const std::string& filter_key,
                                                 const shard::SourceView& source, int64_t rows,
                                                 const Fill& fill);

@@ -27,6 +27,12 @@ const char* FilteredPlanName(FilteredPlan p) {
 namespace {
 
 constexpr int64_t kSampleRows = 512;
+// A filtered walk whose tested rows pass less often than kAntiCorrelation x the source's
+// selectivity, over at least kMinTestsForCorrelation tests, is redone exactly (Graph). With a
+// filter spread like the rows, 100 tests at 10% selectivity fall below a quarter (2 passes
+// or fewer instead of 10) with probability about 0.002.
+constexpr int64_t kMinTestsForCorrelation = 100;
+constexpr double kAntiCorrelation = 0.25;
 constexpr double kGraphMargin = 1.5;
 // How many candidates ahead the exact plan prefetches a vector. Not tuned: the paired runs in
 // docs/BENCHMARKS.md ("Filtered vector search", 128-d rows) used 4.
@@ -90,7 +96,11 @@ class Runner {
       // A filter the predicate cannot compile (OR, LIKE, functions, arithmetic): its bits
       // come from the evaluator, once, for a filter queries repeat. `_rowid` and `_rowoffset`
       // are left out: the latter depends on the view.
-      STRATA_ASSIGN_OR_RETURN(bits_, EvaluatedBits());
+      // A row the filter cannot evaluate (an overflow, a failed CAST) that no query would
+      // reach (a deleted row, one an index rules out) fails the bits, not the query: the
+      // search goes on without them, as an uncached one does.
+      Result<std::shared_ptr<const FilterBits>> bits = EvaluatedBits();
+      if (bits.ok()) bits_ = std::move(*bits);
     }
     // Materialise index candidates only when few enough that exact over them could win: m
     // rows cost m; the graph about kGraphVisitCost x kVisitsPerBreadth x max(ef, want / s)
@@ -118,11 +128,18 @@ class Runner {
     // Selectivity among the live rows.
     const double live = static_cast<double>(std::max<int64_t>(1, src_.live_rows));
     std::string measured;
-    if (bits_) {
-      // Counted exactly over every row, dead ones included (their share is assumed the same).
+    if (bits_ && src_.live_rows == src_.num_rows) {
       const int64_t passing = bits_->CountBelow(n_);
       s_ = static_cast<double>(passing) / static_cast<double>(std::max<int64_t>(1, n_));
       measured = "cached filter bits: " + std::to_string(passing) + " rows";
+    } else if (bits_) {
+      // The bits count dead rows too (a filter on a column that updates moved away from
+      // would look as wide as before): sample the live rows instead, testing bits.
+      const std::vector<int64_t> rows = SamplePositions(kSampleRows);
+      int64_t pass = 0;
+      for (const int64_t p : rows) pass += bits_->Test(p);
+      s_ = rows.empty() ? 1.0 : static_cast<double>(pass) / static_cast<double>(rows.size());
+      measured = "cached filter bits, sample of " + std::to_string(rows.size()) + " live rows";
     } else if (candidates_) {
       // One conjunct answered by an index (key, `_rowid`, BTree) is answered exactly.
       exact_candidates_ = conjuncts.size() == 1;
@@ -532,16 +549,31 @@ class Runner {
   }
 
   Result<std::vector<index::Neighbor>> Graph(std::string* plan) {
+    // Counts the rows the walk tests and those that pass, to tell an anti-correlated filter.
+    int64_t tested = 0, passed = 0;
     std::function<bool(int64_t)> accept;
     if (bits_) {
-      accept = [this](int64_t p) {
-        return p < n_ && bits_->Test(p) && src_.IsLive(p) && InBounds(p);
+      accept = [this, &tested, &passed](int64_t p) {
+        ++tested;
+        const bool ok = p < n_ && bits_->Test(p) && src_.IsLive(p) && InBounds(p);
+        passed += ok;
+        return ok;
       };
     } else if (bound_) {
-      accept = [this](int64_t p) { return Passes(p); };
+      accept = [this, &tested, &passed](int64_t p) {
+        ++tested;
+        const bool ok = Passes(p);
+        passed += ok;
+        return ok;
+      };
     } else {
       STRATA_RETURN_IF_ERROR(EnsureAccepted());
-      accept = [this](int64_t p) { return accepted_->Test(p) && InBounds(p); };
+      accept = [this, &tested, &passed](int64_t p) {
+        ++tested;
+        const bool ok = accepted_->Test(p) && InBounds(p);
+        passed += ok;
+        return ok;
+      };
     }
     const int64_t breadth = std::max<int64_t>(
         q_.want, static_cast<int64_t>(std::ceil(static_cast<double>(q_.ef) * s_)));
@@ -555,6 +587,17 @@ class Runner {
     if (stats.budget_exhausted || static_cast<int64_t>(found.size()) < q_.want) {
       *plan += stats.budget_exhausted ? ", budget " + std::to_string(budget) + " spent: exact"
                                       : ", " + std::to_string(found.size()) + " found: exact";
+      return Exact(plan);
+    }
+    // The breadth assumes the passing rows are spread like the rows near the query. When the
+    // rows the walk reached pass far less often than the source's rows do, the filter is
+    // anti-correlated with the query's neighbourhood: the walk found passing rows, but
+    // through few paths, and may have missed closer ones (a break test: clusters that fail
+    // the filter around the query, recall@10 0.75-0.82). The exact plan answers that query.
+    if (tested >= kMinTestsForCorrelation &&
+        static_cast<double>(passed) < kAntiCorrelation * s_ * static_cast<double>(tested)) {
+      *plan += ", " + std::to_string(passed) + " of " + std::to_string(tested) +
+               " rows reached pass (anti-correlated): exact";
       return Exact(plan);
     }
     return found;
