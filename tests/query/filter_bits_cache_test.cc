@@ -478,7 +478,9 @@ TEST_F(FilterBitsCacheTest, AnAntiCorrelatedFilterKeepsItsRecall) {
         total += static_cast<int64_t>(w.size());
       }
     }
-    EXPECT_GE(static_cast<double>(hit) / static_cast<double>(total), 0.95);
+    const double recall = static_cast<double>(hit) / static_cast<double>(total);
+    std::printf("[figures] anti-correlated %s: recall@10 %.3f\n", f.c_str(), recall);
+    EXPECT_GE(recall, 0.95);
   }
 }
 
