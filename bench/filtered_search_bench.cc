@@ -311,10 +311,11 @@ void RunClustered(const std::string& dir) {
     writer.join();
     const double secs = std::chrono::duration<double>(Clock::now() - w0).count();
     const table::TableSnapshot end = t->Snapshot();
-    std::printf("base+writes: %lld rows written in %.1f s (%.0f rows/s) during the sweep; "
-                "%zu sources at the end\n",
-                static_cast<long long>(written), secs, static_cast<double>(written) / secs,
-                end.shard->sources.size());
+    std::printf(
+        "base+writes: %lld rows written in %.1f s (%.0f rows/s) during the sweep; "
+        "%zu sources at the end\n",
+        static_cast<long long>(written), secs, static_cast<double>(written) / secs,
+        end.shard->sources.size());
   }
 }
 
