@@ -41,6 +41,16 @@ void FillFrom(const RowPredicate::Bound& bound, const shard::SourceView& source,
 
 }  // namespace
 
+std::string FilterBitsCache::EvaluatedKey(const filter::BoundExpr& expr,
+                                          const arrow::Schema& schema) {
+  if (expr.uses_row_id() || expr.uses_row_offset()) return "";
+  std::string key = "evaluated:" + expr.expr()->ToString();
+  for (const int c : expr.columns()) {
+    key += ";" + std::to_string(c) + ":" + schema.field(c)->ToString();
+  }
+  return key;
+}
+
 FilterBitsCache& FilterBitsCache::Global() {
   static FilterBitsCache* cache = new FilterBitsCache();  // never destroyed: used until exit
   return *cache;

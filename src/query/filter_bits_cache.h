@@ -36,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "query/filter/evaluator.h"
 #include "query/row_predicate.h"
 #include "shard/source_view.h"
 
@@ -95,6 +96,11 @@ class FilterBitsCache {
   Result<std::shared_ptr<const FilterBits>> Get(const std::string& filter_key,
                                                 const shard::SourceView& source, int64_t rows,
                                                 const Fill& fill);
+  /// The key of a filter the evaluator answers, bound to `schema`: its SQL and the bound
+  /// columns' indexes, names and types (a rename or a type change never meets old bits), or ""
+  /// when it must not be cached (it reads `_rowid` or `_rowoffset`: the latter depends on the
+  /// view). Compute it once per query: it prints the expression.
+  static std::string EvaluatedKey(const filter::BoundExpr& expr, const arrow::Schema& schema);
   /// Get for a compiled predicate (`bound` of the predicate whose RowPredicate::Key is
   /// `predicate_key`, bound to `source`); its keys never meet other filters'.
   std::shared_ptr<const FilterBits> Get(const std::string& predicate_key,

@@ -92,10 +92,9 @@ class Runner {
     if (q_.predicate != nullptr) {
       bound_ = q_.predicate->Bind(src_);
       bits_ = FilterBitsCache::Global().Get(q_.predicate->Key(), *bound_, src_, n_);
-    } else if (!q_.filter->expr()->uses_row_id() && !q_.filter->expr()->uses_row_offset()) {
+    } else if (q_.evaluated_key != nullptr && !q_.evaluated_key->empty()) {
       // A filter the predicate cannot compile (OR, LIKE, functions, arithmetic): its bits
-      // come from the evaluator, once, for a filter queries repeat. `_rowid` and `_rowoffset`
-      // are left out: the latter depends on the view.
+      // come from the evaluator, once, for a filter queries repeat.
       // A row the filter cannot evaluate (an overflow, a failed CAST) that no query would
       // reach (a deleted row, one an index rules out) fails the bits, not the query: the
       // search goes on without them, as an uncached one does.
@@ -289,24 +288,17 @@ class Runner {
   // The cached bits of the (not compiled) filter over [0, n_), or nullptr (FilterBitsCache).
   Result<std::shared_ptr<const FilterBits>> EvaluatedBits() const {
     const filter::BoundExpr& expr = *q_.filter->expr();
-    std::string key = "evaluated:" + expr.expr()->ToString();
-    for (const int c : expr.columns()) {  // the columns as bound (renames, types)
-      key += ";" + std::to_string(c) + ":" + q_.shard->schema->field(c)->ToString();
-    }
     return FilterBitsCache::Global().Get(
-        key, src_, n_, [&](int64_t from, int64_t to, std::vector<uint64_t>* words) -> Status {
-          const arrow::SchemaPtr& schema = q_.shard->schema;
+        *q_.evaluated_key, src_, n_,
+        [&](int64_t from, int64_t to, std::vector<uint64_t>* words) -> Status {
           std::vector<uint8_t> match;
           for (size_t b = 0; b < src_.batches.size(); ++b) {
             const arrow::RecordBatch& batch = *src_.batches[b];
             const int64_t start = src_.batch_starts[b];
             if (start >= to) break;
             if (start + batch.num_rows() <= from) continue;
-            // The batch as a batch of the user schema (zero-copy).
-            std::vector<arrow::ArrayDataPtr> cols(batch.columns().begin(),
-                                                  batch.columns().begin() + schema->num_fields());
-            const arrow::RecordBatch user(schema, batch.num_rows(), std::move(cols));
-            STRATA_RETURN_IF_ERROR(filter::EvaluateMask(expr, user, {}, &match));
+            STRATA_RETURN_IF_ERROR(
+                filter::EvaluateMask(expr, *UserView(q_.shard->schema, batch), {}, &match));
             const int64_t hi = std::min(to, start + batch.num_rows());
             for (int64_t p = std::max(from, start); p < hi; ++p) {
               if (match[static_cast<size_t>(p - start)] != 0) {

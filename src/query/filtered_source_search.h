@@ -66,7 +66,9 @@ struct FilteredSourceQuery {
   uint32_t source = 0;
   const SnapshotFilter* filter = nullptr;   // not empty
   const RowPredicate* predicate = nullptr;  // the compiled filter, or nullptr
-  const index::HnswIndex* hnsw = nullptr;   // usable graph of the source, or nullptr
+  /// Without `predicate`: FilterBitsCache::EvaluatedKey of the filter ("" or null: no bits).
+  const std::string* evaluated_key = nullptr;
+  const index::HnswIndex* hnsw = nullptr;  // usable graph of the source, or nullptr
   const index::ExactSearcher* searcher = nullptr;
   const float* query = nullptr;  // dim floats (the graph normalises it for cosine)
   index::DistanceType distance = index::DistanceType::kL2;  // the searcher's

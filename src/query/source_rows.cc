@@ -44,14 +44,13 @@ std::string Plural(int64_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// `batch` (storage schema) as a batch of the user schema (zero-copy).
+}  // namespace
+
 arrow::RecordBatchPtr UserView(const arrow::SchemaPtr& schema, const arrow::RecordBatch& batch) {
   const int n = schema->num_fields();
   std::vector<arrow::ArrayDataPtr> cols(batch.columns().begin(), batch.columns().begin() + n);
   return std::make_shared<arrow::RecordBatch>(schema, batch.num_rows(), std::move(cols));
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------
 // SnapshotFilter

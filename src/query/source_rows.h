@@ -55,6 +55,10 @@ inline bool BitIsSet(const std::vector<uint8_t>& bits, int64_t i) {
 
 /// A filter prepared for one snapshot: the bound expression plus what it needs per source
 /// (the `_rowoffset` base of each source when the filter reads it).
+/// `batch` (storage schema: the user columns first, then hidden ones) as a batch of the user
+/// `schema` (zero-copy), as filter::Evaluate takes it.
+arrow::RecordBatchPtr UserView(const arrow::SchemaPtr& schema, const arrow::RecordBatch& batch);
+
 class SnapshotFilter {
  public:
   /// No filter: every live row passes.

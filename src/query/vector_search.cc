@@ -11,6 +11,7 @@
 #include "index/vector/ivf_index.h"
 #include "io/mapped_file.h"
 #include "io/mapped_file_cache.h"
+#include "query/filter_bits_cache.h"
 #include "query/result_columns.h"
 #include "query/row_predicate.h"
 #include "query/source_rows.h"
@@ -79,6 +80,7 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
 
   // The filter compiled into per-row checks, when its shape allows (row_predicate.h).
   std::optional<RowPredicate> predicate;
+  std::optional<std::string> evaluated_key;  // of an uncompiled filter, once per query
   if (!source_filter.empty() && !source_filter.expr()->uses_row_id() &&
       !source_filter.expr()->uses_row_offset()) {
     predicate = RowPredicate::Compile(*shard.schema, *source_filter.expr()->expr());
@@ -104,6 +106,10 @@ Result<QueryResult> SearchSources(const shard::ShardSnapshot& shard, const arrow
       fq.source = s;
       fq.filter = &source_filter;
       fq.predicate = predicate ? &*predicate : nullptr;
+      if (!predicate && !evaluated_key) {
+        evaluated_key = FilterBitsCache::EvaluatedKey(*source_filter.expr(), *shard.schema);
+      }
+      fq.evaluated_key = evaluated_key ? &*evaluated_key : nullptr;
       fq.hnsw = graph_usable ? planned_ci->hnsw() : nullptr;
       fq.searcher = &searcher;
       fq.query = options.query.data();
