@@ -3,15 +3,26 @@
 #include <cstdint>
 #include <random>
 
+#include <unistd.h>
+
 namespace strata::format {
 namespace {
 
+std::mt19937_64 Seeded() {
+  std::random_device rd;
+  std::seed_seq seq{rd(), rd(), rd(), rd()};
+  return std::mt19937_64(seq);
+}
+
+// Per thread, reseeded in a forked child: a child's thread would otherwise repeat the ids its
+// parent's thread draws next (and every child forked from one state would draw the same).
 std::mt19937_64& Rng() {
-  thread_local std::mt19937_64 rng([] {
-    std::random_device rd;
-    std::seed_seq seq{rd(), rd(), rd(), rd()};
-    return std::mt19937_64(seq);
-  }());
+  thread_local std::mt19937_64 rng = Seeded();
+  thread_local pid_t owner = ::getpid();
+  if (const pid_t pid = ::getpid(); pid != owner) {
+    rng = Seeded();
+    owner = pid;
+  }
   return rng;
 }
 

@@ -78,6 +78,19 @@ void MemTable::RefreshEntriesBytes() const {
 }
 
 Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches) {
+  return Insert(batches, false);
+}
+
+void MemTable::Release(int64_t end) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  for (auto& p : pending_) {
+    if (p.end == end) p.released = true;
+    if (p.end >= end) break;
+  }
+  AdvanceLocked();
+}
+
+Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches, bool hold) {
   int64_t rows = 0, bytes = 0;
   for (const auto& b : batches) {
     rows += b->num_rows();
@@ -112,7 +125,7 @@ Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batc
   }
   if (rows > 0) {
     if (!first_insert_) first_insert_ = std::chrono::steady_clock::now();
-    pending_.push_back({first + rows, false, indexes_.entries().empty(), 0});
+    pending_.push_back({first + rows, false, indexes_.entries().empty(), !hold, 0});
   }
   num_bytes_.fetch_add(bytes, std::memory_order_release);
   index_bytes_.store(indexes_.memory_bytes(), std::memory_order_release);
@@ -121,7 +134,8 @@ Result<RowRange> MemTable::Insert(const std::vector<arrow::RecordBatchPtr>& batc
 }
 
 void MemTable::AdvanceLocked() {
-  while (!pending_.empty() && pending_.front().durable && pending_.front().indexed) {
+  while (!pending_.empty() && pending_.front().durable && pending_.front().indexed &&
+         pending_.front().released) {
     const PendingRange& p = pending_.front();
     if (p.end > watermark_.load(std::memory_order_relaxed)) {
       watermark_.store(p.end, std::memory_order_release);

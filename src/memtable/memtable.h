@@ -12,7 +12,10 @@
 // Snapshots, Lookup and SupersededRows only see rows below the watermark: a reader never sees
 // a row that could be lost in a crash or that an index does not hold yet. WAL replay uses
 // InsertVisible (insert + index + watermark at once). A snapshot's batches end exactly at the
-// watermark because every Insert is one range.
+// watermark because every Insert is one range. A held Insert (Insert(batches, true): one
+// shard's part of a multi-shard write, docs/SHARDING.md) also waits for Release(end), which the
+// writer calls once the write is committed in every shard; the watermark stops before it
+// meanwhile, so later rows wait too (they are newer in WAL order).
 //
 // Keys: with key columns set (MemTableOptions::key_columns: the declared primary key, or the
 // hidden `_rowid` column, see hidden_columns.h) every row is indexed under its
@@ -104,6 +107,11 @@ class MemTable {
   /// primary keys, invisible until both MarkDurable and IndexRows passed them. Returns their
   /// positions. Errors: Invalid when the MemTable is frozen (nothing changes).
   Result<RowRange> Insert(const std::vector<arrow::RecordBatchPtr>& batches);
+  /// Insert; with `hold` the rows also wait for Release(range.end) before they are visible.
+  Result<RowRange> Insert(const std::vector<arrow::RecordBatchPtr>& batches, bool hold);
+  /// Lets the held Insert ending at `end` become visible (once durable and indexed too).
+  /// No-op when no held Insert ends there.
+  void Release(int64_t end);
   /// Indexes rows `range` (one Insert's answer) into every maintained index that existed at
   /// that Insert, then marks the range indexed. Call once per Insert, without holding locks;
   /// concurrent calls for different ranges are fine. An index that fails (allocation) is
@@ -209,10 +217,12 @@ class MemTable {
     int64_t end = 0;
     bool durable = false;
     bool indexed = false;
+    bool released = true;  // false for a held Insert until Release
     uint64_t wal_position = 0;
   };
   std::deque<PendingRange> pending_;  // guarded by mu_: ascending `end`
-  /// Moves the watermark over the leading durable and indexed ranges. Holds mu_ exclusively.
+  /// Moves the watermark over the leading durable, indexed and released ranges. Holds mu_
+  /// exclusively.
   void AdvanceLocked();
   void RefreshEntriesBytes() const;
   std::atomic<int64_t> watermark_{0};  // written under mu_ (exclusive), read lock-free

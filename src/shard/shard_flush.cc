@@ -28,9 +28,12 @@ Result<std::optional<SealedGeneration>> ShardWriter::force_seal_active() {
   GenPtr sealed = s.active;
   STRATA_RETURN_IF_ERROR(s.SealActive());
   // Every put that reached `sealed` was enqueued before the seal; wait until they settle so
-  // rows and last_wal_position are final.
-  s.cv.wait(lock, [&] { return sealed->pending == 0 || !s.sticky.ok() || s.closed; });
-  if (sealed->pending > 0) return s.sticky.ok() ? s.CheckWritable() : s.sticky;
+  // rows and last_wal_position are final (a prepared multi-shard part: until published).
+  s.cv.wait(lock, [&] {
+    return (sealed->pending == 0 && sealed->txn_held == 0) || !s.sticky.ok() || s.closed;
+  });
+  if (sealed->pending > 0 || sealed->txn_held > 0)
+    return s.sticky.ok() ? s.CheckWritable() : s.sticky;
   SealedGeneration out;
   out.shard_id = s.shard_id;
   out.generation = sealed->generation;
@@ -89,7 +92,7 @@ void ShardWriter::Impl::FlusherLoop() {
       if (!st.ok()) FailWrites(st);
     }
     const bool ready = sticky.ok() && !frozen.empty() && frozen.front()->pending == 0 &&
-                       frozen.front()->indexing == 0;
+                       frozen.front()->indexing == 0 && frozen.front()->txn_held == 0;
     if (!ready) {
       // Wake up for the age trigger too.
       auto wait = std::min<Clock::duration>(options.max_memtable_age, std::chrono::seconds(1));

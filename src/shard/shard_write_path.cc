@@ -18,7 +18,9 @@ namespace strata::shard {
 // Write path
 
 Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> storage_rows,
-                                           std::vector<arrow::RecordBatchPtr> user_rows) {
+                                           std::vector<arrow::RecordBatchPtr> user_rows,
+                                           const wal::TxnTag* txn, GenPtr* held,
+                                           int64_t* held_end) {
   PutResult result;
   for (const auto& b : storage_rows) result.num_rows += b->num_rows();
   for (const auto& b : user_rows) result.num_rows += b->num_rows();
@@ -85,7 +87,7 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
     batches.push_back(std::move(with_hidden));
   }
   GenPtr g = active;
-  STRATA_ASSIGN_OR_RETURN(memtable::RowRange range, g->mt->Insert(batches));
+  STRATA_ASSIGN_OR_RETURN(memtable::RowRange range, g->mt->Insert(batches, txn != nullptr));
   next_rowid = rowid;  // assigned only once the rows are in the MemTable
   // Liveness before visibility (shard/liveness.h): storage rows and every row of a
   // primary-key table may supersede an older version; fresh `_rowid` rows cannot.
@@ -95,7 +97,8 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   }
   MarkRows(*g, batches, range.begin,
            layout.rowid_column >= 0 ? storage_count : range.end - range.begin);
-  const bool durable = options.durable_write;
+  // A multi-shard part must be durable before its write commits, whatever durable_write says.
+  const bool durable = options.durable_write || txn != nullptr;
   if (!durable) g->mt->MarkDurable(range.end, 0);
   std::atomic<uint64_t>* epoch_ptr = &visible_epoch;
   auto on_durable = [g, end = range.end, durable, epoch_ptr](uint64_t position) {
@@ -105,12 +108,14 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
     }
     epoch_ptr->fetch_add(1);
   };
-  auto handle = wal->Enqueue(batches, g->generation, std::move(on_durable));
+  auto handle = txn != nullptr ? wal->Enqueue(batches, g->generation, std::move(on_durable), *txn)
+                               : wal->Enqueue(batches, g->generation, std::move(on_durable));
   if (!handle.ok()) {
     FailWrites(handle.status());
     return sticky;
   }
   g->rows += result.num_rows;
+  if (txn != nullptr) ++g->txn_held;
   ++g->pending;
   ++g->indexing;
   ++stats.puts;
@@ -126,7 +131,10 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   --g->indexing;
   visible_epoch.fetch_add(1);
   cv.notify_all();
-  if (!durable) return result;
+  if (!durable) {
+    STRATA_RETURN_IF_ERROR(AwaitVisibleBehindHeld(lock, g, range.end));
+    return result;
+  }
   lock.unlock();
 
   Result<uint64_t> position = wal->Wait(*handle);
@@ -135,8 +143,17 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   --g->pending;
   if (!position.ok()) FailWrites(position.status());
   cv.notify_all();
-  if (!position.ok()) return sticky.ok() ? position.status() : sticky;
+  if (!position.ok()) {
+    if (txn != nullptr) --g->txn_held;  // the writer is poisoned: nothing will publish it
+    return sticky.ok() ? position.status() : sticky;
+  }
   result.wal_position = *position;
+  if (txn != nullptr) {
+    *held = g;
+    *held_end = range.end;
+    return result;
+  }
+  STRATA_RETURN_IF_ERROR(AwaitVisibleBehindHeld(lock, g, range.end));
   return result;
 }
 
@@ -199,14 +216,19 @@ Result<PutResult> ShardWriter::Put(const std::vector<arrow::RecordBatchPtr>& bat
   return impl_->Write({}, std::move(nonempty));
 }
 
-Result<PutResult> ShardWriter::Apply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
-                                     const std::vector<arrow::RecordBatchPtr>& user_rows) {
-  const auto& layout = impl_->layout;
+namespace {
+
+// Apply's validation: storage rows conformed to the storage schema with non-null keys, user
+// rows to the user schema without null primary keys; 0-row batches dropped.
+Status ConformApply(const memtable::StorageLayout& layout,
+                    const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                    const std::vector<arrow::RecordBatchPtr>& user_rows,
+                    std::vector<arrow::RecordBatchPtr>* storage,
+                    std::vector<arrow::RecordBatchPtr>* user) {
   auto conformed_storage = ConformBatches(layout.storage_schema, storage_rows);
   if (!conformed_storage.ok()) {
     return conformed_storage.status().WithContext("storage rows");
   }
-  std::vector<arrow::RecordBatchPtr> storage;
   for (auto& b : *conformed_storage) {
     if (b->num_rows() == 0) continue;
     for (int c : layout.key_columns) {
@@ -216,19 +238,28 @@ Result<PutResult> ShardWriter::Apply(const std::vector<arrow::RecordBatchPtr>& s
                                std::to_string(b->column(c).null_count()) + " nulls");
       }
     }
-    storage.push_back(std::move(b));
+    storage->push_back(std::move(b));
   }
   auto conformed_user = ConformBatches(layout.user_schema, user_rows);
   if (!conformed_user.ok()) return conformed_user.status().WithContext("new rows");
   STRATA_RETURN_IF_ERROR(CheckNoNullKeys(layout, *conformed_user, "new rows"));
-  std::vector<arrow::RecordBatchPtr> user;
   for (auto& b : *conformed_user) {
-    if (b->num_rows() > 0) user.push_back(std::move(b));
+    if (b->num_rows() > 0) user->push_back(std::move(b));
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<PutResult> ShardWriter::Apply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                                     const std::vector<arrow::RecordBatchPtr>& user_rows) {
+  std::vector<arrow::RecordBatchPtr> storage, user;
+  STRATA_RETURN_IF_ERROR(ConformApply(impl_->layout, storage_rows, user_rows, &storage, &user));
   return impl_->Write(std::move(storage), std::move(user));
 }
 
-Result<PutResult> ShardWriter::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
+Result<std::vector<arrow::RecordBatchPtr>> ShardWriter::TombstoneRows(
+    const std::vector<arrow::RecordBatchPtr>& keys) const {
   const auto& layout = impl_->layout;
   const arrow::Schema& storage = *layout.storage_schema;
   std::vector<arrow::RecordBatchPtr> rows;
@@ -264,7 +295,59 @@ Result<PutResult> ShardWriter::Delete(const std::vector<arrow::RecordBatchPtr>& 
     rows.push_back(std::make_shared<arrow::RecordBatch>(layout.storage_schema, kb->num_rows(),
                                                         std::move(columns)));
   }
+  return rows;
+}
+
+Result<PutResult> ShardWriter::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
+  STRATA_ASSIGN_OR_RETURN(auto rows, TombstoneRows(keys));
   return impl_->Write(std::move(rows), {});
+}
+
+// ----------------------------------------------------------------------------------------
+// Multi-shard parts
+
+Result<PreparedWrite> ShardWriter::Prepare(const wal::TxnTag& txn,
+                                           const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                                           const std::vector<arrow::RecordBatchPtr>& user_rows) {
+  if (txn.empty() || txn.shards < 2) {
+    return Status::Invalid("prepare on shard '" + impl_->shard_id +
+                           "': a multi-shard write needs a txn id and at least 2 shards (got " +
+                           std::to_string(txn.shards) + ")");
+  }
+  std::vector<arrow::RecordBatchPtr> storage, user;
+  STRATA_RETURN_IF_ERROR(ConformApply(impl_->layout, storage_rows, user_rows, &storage, &user));
+  PreparedWrite out;
+  out.state = std::make_shared<PreparedState>();
+  STRATA_ASSIGN_OR_RETURN(out.put, impl_->Write(std::move(storage), std::move(user), &txn,
+                                                &out.state->gen, &out.state->end));
+  if (out.state->gen == nullptr) out.state->done = true;  // 0 rows: nothing held
+  return out;
+}
+
+void ShardWriter::Publish(const PreparedWrite& write) {
+  if (write.state == nullptr) return;
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  PreparedState& p = *write.state;
+  if (p.done) return;
+  p.done = true;
+  p.gen->mt->Release(p.end);
+  --p.gen->txn_held;
+  s.visible_epoch.fetch_add(1);
+  s.cv.notify_all();
+}
+
+void ShardWriter::Abort(const PreparedWrite& write, const Status& why) {
+  if (write.state == nullptr) return;
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  PreparedState& p = *write.state;
+  if (p.done) return;
+  p.done = true;
+  // Its rows stay held (never visible) in this writer; the reopen's replay skips the entry.
+  s.FailWrites(Status::IOError("multi-shard write aborted: " + why.ToString()));
+  --p.gen->txn_held;
+  s.cv.notify_all();
 }
 
 }  // namespace strata::shard

@@ -342,6 +342,26 @@ Status ShardWriter::Impl::Replay(uint64_t start) {
                               std::to_string(epoch) + ")");
       }
       if (entry.fence_sentinel || entry.num_rows == 0) return Status::OK();
+      if (!entry.txn.empty()) {
+        // A part of a multi-shard write counts only when the write committed.
+        if (!options.txn_committed) {
+          return Status::Corruption("WAL entry " + std::to_string(entry.position) + " of '" +
+                                    shard_prefix + "' is a part of multi-shard write '" +
+                                    entry.txn.id + "' and no transaction log was given");
+        }
+        auto committed = options.txn_committed(entry.txn.id, entry.position);
+        if (!committed.ok()) {
+          return committed.status().WithContext("WAL entry " + std::to_string(entry.position) +
+                                                " of '" + shard_prefix + "'");
+        }
+        if (!*committed) {
+          spdlog::info(
+              "WAL entry {} of '{}' ({} rows): multi-shard write '{}' did not commit; "
+              "skipped",
+              entry.position, shard_prefix, entry.num_rows, entry.txn.id);
+          return Status::OK();
+        }
+      }
       if (!entry.schema->Equals(*layout.storage_schema)) {
         return Status::Corruption("WAL entry " + std::to_string(entry.position) + " of '" +
                                   shard_prefix + "' has schema " + entry.schema->ToString() +

@@ -73,6 +73,7 @@
 #include "shard/base_source.h"
 #include "shard/source_view.h"
 #include "sstable/sstable_reader.h"
+#include "wal/wal_entry.h"
 
 namespace strata::shard {
 
@@ -116,6 +117,11 @@ struct ShardWriterOptions {
   /// The table manifest's compacted_generation for this shard: published SSTables of this
   /// generation or older are in the base and are not opened.
   uint64_t compacted_generation = 0;
+  /// Whether the WAL entry at `position` of this shard, a part of multi-shard write `txn_id`
+  /// (wal_entry.h TxnTag), counts: the table's transaction log decides (table/txn_log.h;
+  /// deciding an undecided write as aborted). Replay inserts the entry when true and skips it
+  /// when false. Unset: replay refuses such an entry (Corruption), as this writer cannot tell.
+  std::function<Result<bool>(const std::string& txn_id, uint64_t position)> txn_committed;
   /// The store's free-space floor (io/free_space.h; null = none): Put, Delete and Apply fail
   /// with InsufficientStorage while free space is below it (nothing written). Flushes, the
   /// WAL's fence sentinel and compaction are never refused: they are what frees space.
@@ -152,6 +158,14 @@ struct PutResult {
   uint64_t wal_position = 0;  // entry holding the rows (0 for 0 rows: nothing written)
   uint64_t generation = 0;    // generation of the MemTable the rows went into
   int64_t num_rows = 0;
+};
+
+/// One shard's part of a multi-shard write, prepared (ShardWriter::Prepare) and not yet
+/// published or aborted. Opaque beyond `put`.
+struct PreparedState;
+struct PreparedWrite {
+  PutResult put;  // wal_position: the durable entry holding the part (0 for 0 rows)
+  std::shared_ptr<PreparedState> state;
 };
 
 /// What force_seal_active() froze: rows are exactly those put before the call.
@@ -329,6 +343,31 @@ class ShardWriter {
   /// Errors: Invalid prefixed "storage rows: " or "new rows: " naming the column; then as Put.
   Result<PutResult> Apply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
                           const std::vector<arrow::RecordBatchPtr>& user_rows);
+
+  /// Multi-shard writes (docs/SHARDING.md "All-or-nothing multi-shard writes"): this shard's
+  /// part of write `txn` (txn.shards >= 2), as Apply validates and writes it, but the WAL entry
+  /// carries `txn` and holds only this part, the call returns once it is durable (whatever
+  /// durable_write says) and the rows stay invisible: readers do not see them, the puts after
+  /// them in this MemTable are acknowledged only once they are visible, and the generation
+  /// neither settles nor flushes. Then exactly one of:
+  ///  - Publish: the write committed (its record is in the transaction log): the rows
+  ///    become visible.
+  ///  - Abort: it did not: the writer is poisoned with `why` (the rows are in its MemTable and
+  ///    marked; only a reopen, whose replay skips the entry, removes them), so the table
+  ///    reopens the shard (table/writer_recovery.h).
+  /// Errors: Invalid (as Apply, or a bad txn; nothing written); then as Put.
+  Result<PreparedWrite> Prepare(const wal::TxnTag& txn,
+                                const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                                const std::vector<arrow::RecordBatchPtr>& user_rows);
+  /// Makes a prepared part visible. Idempotent; no-op for 0 rows or after Abort.
+  void Publish(const PreparedWrite& write);
+  /// Aborts a prepared part: poisons the writer (WriterPoisoned naming `why`). No-op after
+  /// Publish.
+  void Abort(const PreparedWrite& write, const Status& why);
+  /// The tombstone rows Delete writes for `keys` (storage schema), for a multi-shard delete's
+  /// Prepare. Errors: as Delete's validation.
+  Result<std::vector<arrow::RecordBatchPtr>> TombstoneRows(
+      const std::vector<arrow::RecordBatchPtr>& keys) const;
 
   /// Freezes the active MemTable and returns the generation it froze, once every put that
   /// reached it has settled in the WAL; nullopt (nothing frozen) when it holds no rows.

@@ -33,7 +33,11 @@ struct GenState {
   std::shared_ptr<memtable::MemTable> mt;
   int64_t pending = 0;   // enqueued WAL appends not yet settled (guarded by mu_)
   int64_t indexing = 0;  // puts still indexing their rows (guarded by mu_)
-  int64_t rows = 0;      // rows inserted, pending ones included (guarded by mu_)
+  /// Prepared parts of multi-shard writes (ShardWriter::Prepare) not yet published or
+  /// aborted; counted from their WAL enqueue (guarded by mu_). The generation neither
+  /// settles (force_seal_active) nor flushes while any is held.
+  int64_t txn_held = 0;
+  int64_t rows = 0;  // rows inserted, pending ones included (guarded by mu_)
   std::atomic<uint64_t> last_wal_position{0};
   /// Liveness of this generation's rows (marked by the writer under mu_; read lock-free);
   /// the SSTable flushed from it keeps the same object.
@@ -43,6 +47,14 @@ struct GenState {
   std::vector<std::pair<uint64_t, int64_t>> cross_marks;
 };
 using GenPtr = std::shared_ptr<GenState>;
+
+/// A prepared multi-shard part (shard_writer.h PreparedWrite): the generation holding its
+/// rows and the end of their range. `done` (guarded by Impl::mu) once published or aborted.
+struct PreparedState {
+  GenPtr gen;
+  int64_t end = 0;
+  bool done = false;
+};
 
 struct ShardWriter::Impl {
   std::shared_ptr<io::ObjectStore> store;
@@ -199,8 +211,25 @@ struct ShardWriter::Impl {
   /// `user_rows` (conformed to the user schema; hidden columns added here, fresh `_rowid`s
   /// under mu for tables without a primary key). Later rows win over earlier ones of the same
   /// key (MemTable positions follow this order). 0-row batches must already be removed.
+  /// With `txn` (one shard's part of a multi-shard write): the entry carries it and is
+  /// written alone, the put waits for durability whatever durable_write says, and its rows stay
+  /// invisible (held) when it returns; `*held` receives the generation holding them (then
+  /// ShardWriter::Publish / Abort release it).
   Result<PutResult> Write(std::vector<arrow::RecordBatchPtr> storage_rows,
-                          std::vector<arrow::RecordBatchPtr> user_rows);
+                          std::vector<arrow::RecordBatchPtr> user_rows,
+                          const wal::TxnTag* txn = nullptr, GenPtr* held = nullptr,
+                          int64_t* held_end = nullptr);
+  /// Waits (holding `lock` on mu) until rows below `end` of `g` are visible while a prepared
+  /// multi-shard part ahead of them is held; returns the sticky error when the writer fails
+  /// meanwhile. An acknowledged write is searchable.
+  Status AwaitVisibleBehindHeld(std::unique_lock<std::mutex>& lock, const GenPtr& g, int64_t end) {
+    while (g->txn_held > 0 && g->mt->visible_rows() < end) {
+      if (!sticky.ok()) return sticky;
+      if (closed) return Status::Invalid("shard '" + shard_id + "' writer is closed");
+      cv.wait(lock);
+    }
+    return Status::OK();
+  }
   void FlusherLoop();
   void IndexerLoop();
   void RunIndexTask(const IndexTask& task);

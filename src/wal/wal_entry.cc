@@ -53,14 +53,18 @@ std::optional<uint64_t> ParseWalEntryName(const std::string& name) {
 }
 
 arrow::SchemaPtr WalEntrySchema(const arrow::Schema& schema, uint64_t writer_epoch,
-                                uint64_t generation, bool fence_sentinel,
-                                uint64_t fence_skip_from) {
+                                uint64_t generation, bool fence_sentinel, uint64_t fence_skip_from,
+                                const TxnTag& txn) {
   arrow::KeyValueMetadata md = schema.metadata();
   md.Set(kWriterEpochKey, std::to_string(writer_epoch));
   md.Set(kGenerationKey, std::to_string(generation));
   if (fence_sentinel) md.Set(kFenceSentinelKey, "true");
   if (fence_sentinel && fence_skip_from > 0) {
     md.Set(kFenceSkipFromKey, std::to_string(fence_skip_from));
+  }
+  if (!txn.empty()) {
+    md.Set(kTxnIdKey, txn.id);
+    md.Set(kTxnShardsKey, std::to_string(txn.shards));
   }
   return std::make_shared<arrow::Schema>(schema.fields(), std::move(md));
 }
@@ -69,9 +73,14 @@ Result<std::string> EncodeWalEntry(const arrow::Schema& schema,
                                    const std::vector<arrow::RecordBatchPtr>& batches,
                                    uint64_t writer_epoch, uint64_t generation,
                                    arrow::ipc::Compression compression, bool fence_sentinel,
-                                   uint64_t fence_skip_from) {
+                                   uint64_t fence_skip_from, const TxnTag& txn) {
+  if (!txn.empty() && (fence_sentinel || txn.shards < 2)) {
+    return Status::Invalid("WAL entry of multi-shard write '" + txn.id + "': txn_shards is " +
+                           std::to_string(txn.shards) +
+                           (fence_sentinel ? " on a fence sentinel" : ", must be >= 2"));
+  }
   arrow::SchemaPtr entry_schema =
-      WalEntrySchema(schema, writer_epoch, generation, fence_sentinel, fence_skip_from);
+      WalEntrySchema(schema, writer_epoch, generation, fence_sentinel, fence_skip_from, txn);
   std::vector<arrow::RecordBatchPtr> relabelled;
   relabelled.reserve(batches.size());
   for (const auto& b : batches) {
@@ -111,11 +120,26 @@ Result<WalEntry> DecodeWalEntry(uint64_t position, std::string bytes) {
           " must be below the position of a fence sentinel");
     }
   }
+  if (const std::string* id = md.Get(kTxnIdKey); id != nullptr) {
+    if (id->empty() || entry.fence_sentinel) {
+      return Status::Corruption(where + ": metadata 'txn_id' is " +
+                                (id->empty() ? "empty" : "set on a fence sentinel"));
+    }
+    entry.txn.id = *id;
+    STRATA_ASSIGN_OR_RETURN(entry.txn.shards, ParseMetaNumber(md, kTxnShardsKey, position));
+    if (entry.txn.shards < 2) {
+      return Status::Corruption(where + ": metadata 'txn_shards' = " +
+                                std::to_string(entry.txn.shards) + " must be >= 2");
+    }
+  } else if (md.Get(kTxnShardsKey) != nullptr) {
+    return Status::Corruption(where + ": metadata 'txn_shards' without 'txn_id'");
+  }
   // Strip the WAL keys so the entry schema compares equal to the table schema.
   std::vector<std::pair<std::string, std::string>> kept;
   for (const auto& kv : md.pairs()) {
     if (kv.first != kWriterEpochKey && kv.first != kGenerationKey &&
-        kv.first != kFenceSentinelKey && kv.first != kFenceSkipFromKey) {
+        kv.first != kFenceSentinelKey && kv.first != kFenceSkipFromKey && kv.first != kTxnIdKey &&
+        kv.first != kTxnShardsKey) {
       kept.push_back(kv);
     }
   }

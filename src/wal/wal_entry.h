@@ -9,6 +9,12 @@
 // them in place and writes its fence sentinel at b + 1 with metadata "fence_skip_from" = a:
 // the sentinel vouches that a..b were unreadable when it was written, so replay skips exactly
 // those positions and nothing else (see wal_reader.h).
+//
+// Multi-shard writes (docs/SHARDING.md "All-or-nothing multi-shard writes"): the part of one
+// write that goes to one shard is an entry of its own carrying "txn_id" (the write's unique
+// id) and "txn_shards" (how many shards the write touches, decimal >= 2). Such an entry counts
+// only when the table's transaction log (table/txn_log.h) records the write as committed
+// with this shard and position; replay skips it otherwise.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -30,6 +36,15 @@ inline constexpr char kFenceSentinelKey[] = "fence_sentinel";
 /// Fence sentinels only: first position of the run of torn entries directly before the
 /// sentinel that replay must skip (absent or 0: none).
 inline constexpr char kFenceSkipFromKey[] = "fence_skip_from";
+inline constexpr char kTxnIdKey[] = "txn_id";
+inline constexpr char kTxnShardsKey[] = "txn_shards";
+
+/// The multi-shard write an entry belongs to (empty id: none).
+struct TxnTag {
+  std::string id;
+  uint64_t shards = 0;  // shards the write touches (>= 2 when id is set)
+  bool empty() const { return id.empty(); }
+};
 
 /// "{shard_prefix}/wal/", where shard_prefix is "{table}/_mem_wal/{shard_id}".
 std::string WalDir(const std::string& shard_prefix);
@@ -47,6 +62,8 @@ struct WalEntry {
   /// Fence sentinels only: positions [fence_skip_from, position) were torn when the sentinel
   /// was written and are skipped by replay; 0 = none.
   uint64_t fence_skip_from = 0;
+  /// The multi-shard write this entry is a part of (empty: an ordinary entry).
+  TxnTag txn;
   /// The entry's schema without the WAL metadata keys (the table schema when it was written).
   arrow::SchemaPtr schema;
   /// Batches under `schema`.
@@ -57,7 +74,7 @@ struct WalEntry {
 /// `schema` with the WAL metadata keys set (other schema metadata kept).
 arrow::SchemaPtr WalEntrySchema(const arrow::Schema& schema, uint64_t writer_epoch,
                                 uint64_t generation, bool fence_sentinel = false,
-                                uint64_t fence_skip_from = 0);
+                                uint64_t fence_skip_from = 0, const TxnTag& txn = {});
 
 /// Serializes one entry: the batches re-labelled with WalEntrySchema(...), IPC stream with EOS.
 /// Errors: from the IPC writer (Invalid when a batch does not match `schema`).
@@ -65,7 +82,7 @@ Result<std::string> EncodeWalEntry(const arrow::Schema& schema,
                                    const std::vector<arrow::RecordBatchPtr>& batches,
                                    uint64_t writer_epoch, uint64_t generation,
                                    arrow::ipc::Compression compression, bool fence_sentinel = false,
-                                   uint64_t fence_skip_from = 0);
+                                   uint64_t fence_skip_from = 0, const TxnTag& txn = {});
 
 /// Parses the bytes of the entry at `position`. Errors: Corruption naming the position and
 /// what is wrong (no EOS marker = torn, IPC decode failure, missing/invalid metadata).

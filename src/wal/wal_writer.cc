@@ -15,6 +15,7 @@ struct PendingAppend {
   int64_t bytes = 0;  // column-buffer bytes, for max_wal_entry_bytes
   bool fence_sentinel = false;
   uint64_t skip_from = 0;
+  TxnTag txn;  // a multi-shard write's part: alone in its entry
   // Set by the leader under WalWriter::mu_.
   bool done = false;
   Status status;
@@ -64,7 +65,7 @@ WalWriter::~WalWriter() {
 
 Result<AppendHandle> WalWriter::EnqueueLocked(std::vector<arrow::RecordBatchPtr> batches,
                                               uint64_t generation, OnDurable on_durable,
-                                              bool fence_sentinel, uint64_t skip_from) {
+                                              bool fence_sentinel, uint64_t skip_from, TxnTag txn) {
   if (!sticky_error_.ok()) return sticky_error_;
   if (generation < last_enqueued_generation_) {
     return Status::Invalid("WAL append of generation " + std::to_string(generation) +
@@ -80,6 +81,7 @@ Result<AppendHandle> WalWriter::EnqueueLocked(std::vector<arrow::RecordBatchPtr>
   p->generation = generation;
   p->on_durable = std::move(on_durable);
   p->fence_sentinel = fence_sentinel;
+  p->txn = std::move(txn);
   p->skip_from = skip_from;
   queue_.push_back(p);
   return p;
@@ -88,7 +90,17 @@ Result<AppendHandle> WalWriter::EnqueueLocked(std::vector<arrow::RecordBatchPtr>
 Result<AppendHandle> WalWriter::Enqueue(std::vector<arrow::RecordBatchPtr> batches,
                                         uint64_t generation, OnDurable on_durable) {
   std::lock_guard<std::mutex> lock(mu_);
-  return EnqueueLocked(std::move(batches), generation, std::move(on_durable), false, 0);
+  return EnqueueLocked(std::move(batches), generation, std::move(on_durable), false, 0, {});
+}
+
+Result<AppendHandle> WalWriter::Enqueue(std::vector<arrow::RecordBatchPtr> batches,
+                                        uint64_t generation, OnDurable on_durable, TxnTag txn) {
+  if (txn.empty() || txn.shards < 2) {
+    return Status::Invalid("WAL append of a multi-shard write needs a txn id and txn_shards >= 2");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return EnqueueLocked(std::move(batches), generation, std::move(on_durable), false, 0,
+                       std::move(txn));
 }
 
 Result<uint64_t> WalWriter::Wait(const AppendHandle& handle) {
@@ -120,7 +132,7 @@ Result<uint64_t> WalWriter::Append(const std::vector<arrow::RecordBatchPtr>& bat
   AppendHandle h;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    STRATA_ASSIGN_OR_RETURN(h, EnqueueLocked(batches, generation_, on_durable, false, 0));
+    STRATA_ASSIGN_OR_RETURN(h, EnqueueLocked(batches, generation_, on_durable, false, 0, {}));
   }
   return WaitFor(h);
 }
@@ -140,7 +152,7 @@ Result<uint64_t> WalWriter::WriteFenceSentinel(uint64_t generation, uint64_t ski
   AppendHandle h;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    STRATA_ASSIGN_OR_RETURN(h, EnqueueLocked({}, generation, {}, true, skip_from));
+    STRATA_ASSIGN_OR_RETURN(h, EnqueueLocked({}, generation, {}, true, skip_from, {}));
   }
   return WaitFor(h);
 }
@@ -151,11 +163,11 @@ void WalWriter::WriteGroup(std::unique_lock<std::mutex>& lock) {
   {
     const AppendHandle& front = queue_.front();
     group.push_back(front);
-    if (!front->fence_sentinel && options_.group_commit) {
+    if (!front->fence_sentinel && front->txn.empty() && options_.group_commit) {
       int64_t total = front->bytes;
       for (size_t i = 1; i < queue_.size(); ++i) {
         const AppendHandle& p = queue_[i];
-        if (p->fence_sentinel || p->generation != front->generation ||
+        if (p->fence_sentinel || !p->txn.empty() || p->generation != front->generation ||
             total + p->bytes > options_.max_wal_entry_bytes) {
           break;
         }
@@ -178,8 +190,9 @@ void WalWriter::WriteGroup(std::unique_lock<std::mutex>& lock) {
   } else {
     std::vector<arrow::RecordBatchPtr> all;
     for (const auto& p : group) all.insert(all.end(), p->batches.begin(), p->batches.end());
-    auto bytes = EncodeWalEntry(*schema_, all, options_.writer_epoch, first->generation,
-                                options_.compression, first->fence_sentinel, first->skip_from);
+    auto bytes =
+        EncodeWalEntry(*schema_, all, options_.writer_epoch, first->generation,
+                       options_.compression, first->fence_sentinel, first->skip_from, first->txn);
     if (!bytes.ok()) {
       st = bytes.status().WithContext("WAL entry " + std::to_string(position) + " of '" +
                                       shard_prefix_ + "'");

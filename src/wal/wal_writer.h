@@ -41,6 +41,7 @@
 #include "arrow/type.h"
 #include "common/status.h"
 #include "io/object_store.h"
+#include "wal/wal_entry.h"
 
 namespace strata::wal {
 
@@ -102,6 +103,11 @@ class WalWriter {
   /// last queued one.
   Result<AppendHandle> Enqueue(std::vector<arrow::RecordBatchPtr> batches, uint64_t generation,
                                OnDurable on_durable = {});
+  /// Enqueue of one shard's part of a multi-shard write (wal_entry.h TxnTag): written alone in
+  /// its entry, which carries `txn`. Errors: as Enqueue; Invalid for an empty id or
+  /// txn.shards < 2.
+  Result<AppendHandle> Enqueue(std::vector<arrow::RecordBatchPtr> batches, uint64_t generation,
+                               OnDurable on_durable, TxnTag txn);
 
   /// Blocks until the append of `handle` is durable (writing entries itself when no write is
   /// in flight) and returns its entry position. Errors: Fenced; IOError (this append's entry
@@ -145,7 +151,7 @@ class WalWriter {
   void WriteGroup(std::unique_lock<std::mutex>& lock);
   Result<AppendHandle> EnqueueLocked(std::vector<arrow::RecordBatchPtr> batches,
                                      uint64_t generation, OnDurable on_durable, bool fence_sentinel,
-                                     uint64_t skip_from);
+                                     uint64_t skip_from, TxnTag txn);
   Result<uint64_t> WaitFor(const AppendHandle& handle);
 
   const std::shared_ptr<io::ObjectStore> store_;

@@ -32,6 +32,24 @@ TEST(MemTable, AppendPositionsCountersLocate) {
   EXPECT_EQ(Ids(snap.batches), Range(0, 9));
 }
 
+TEST(MemTable, AHeldInsertAndEverythingAfterItWaitForRelease) {
+  MemTable m(strata::testing::TestSchema());
+  auto a = m.Insert({MakeBatch(0, 2)});
+  auto held = m.Insert({MakeBatch(2, 3)}, /*hold=*/true);
+  auto c = m.Insert({MakeBatch(5, 1)});
+  ASSERT_TRUE(a.ok() && held.ok() && c.ok());
+  for (const auto& r : {*a, *held, *c}) m.IndexRows(r);
+  m.MarkDurable(c->end, 9);  // durability of later rows does not release the held ones
+  EXPECT_EQ(m.visible_rows(), 2);
+  EXPECT_EQ(Ids(m.Snapshot().batches), Range(0, 2));
+  m.Release(held->begin);  // no held Insert ends there: nothing changes
+  EXPECT_EQ(m.visible_rows(), 2);
+  m.Release(held->end);
+  EXPECT_EQ(m.visible_rows(), 6);
+  EXPECT_EQ(Ids(m.Snapshot().batches), Range(0, 6));
+  EXPECT_EQ(m.Snapshot().last_wal_position, 9u);
+}
+
 TEST(MemTable, SnapshotsStayConsistentDuringAppends) {
   MemTable m(strata::testing::TestSchema());
   std::atomic<bool> done{false};

@@ -157,6 +157,64 @@ TEST(WalGroupCommit, EntryNeverSpansTwoGenerations) {
   EXPECT_EQ(r.summary->last_generation, 2u);
 }
 
+TEST(WalGroupCommit, AMultiShardPartIsAloneInItsTaggedEntry) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  WalWriter w(store, kShard, TestSchema(), 1, {.writer_epoch = 2});
+  std::vector<AppendHandle> handles;
+  handles.push_back(*w.Enqueue({MakeBatch(0, 1)}, 1));
+  handles.push_back(*w.Enqueue({MakeBatch(1, 2)}, 1, {}, TxnTag{"tx-a", 3}));
+  handles.push_back(*w.Enqueue({MakeBatch(3, 1)}, 1));
+  handles.push_back(*w.Enqueue({MakeBatch(4, 1)}, 1));
+  EXPECT_TRUE(w.Enqueue({MakeBatch(5, 1)}, 1, {}, TxnTag{"tx-b", 1}).status().IsInvalid());
+  EXPECT_TRUE(w.Enqueue({MakeBatch(5, 1)}, 1, {}, TxnTag{"", 2}).status().IsInvalid());
+  ASSERT_TRUE(w.Sync().ok());
+  std::vector<uint64_t> positions;
+  for (auto& h : handles) positions.push_back(*w.Wait(h));
+  EXPECT_EQ(positions, (std::vector<uint64_t>{1, 2, 3, 3}));
+  auto r = ReplayAll(*store);
+  ASSERT_TRUE(r.summary.ok());
+  ASSERT_EQ(r.entries.size(), 3u);
+  EXPECT_TRUE(r.entries[0].txn.empty());
+  EXPECT_EQ(r.entries[1].txn.id, "tx-a");
+  EXPECT_EQ(r.entries[1].txn.shards, 3u);
+  EXPECT_EQ(Ids(r.entries[1].batches), Range(1, 2));
+  EXPECT_TRUE(r.entries[2].txn.empty());
+  // The tags do not leak into the entry's schema.
+  EXPECT_TRUE(r.entries[1].schema->Equals(*TestSchema()));
+}
+
+TEST(WalEntry, TxnTagsRoundTripAndBadOnesAreCorruption) {
+  auto bytes = EncodeWalEntry(*TestSchema(), {MakeBatch(0, 2)}, 1, 1,
+                              arrow::ipc::Compression::kNone, false, 0, TxnTag{"t", 2});
+  ASSERT_TRUE(bytes.ok());
+  auto e = DecodeWalEntry(7, *bytes);
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->txn.id, "t");
+  EXPECT_EQ(e->txn.shards, 2u);
+  EXPECT_TRUE(EncodeWalEntry(*TestSchema(), {}, 1, 1, arrow::ipc::Compression::kNone, true, 0,
+                             TxnTag{"t", 2})
+                  .status()
+                  .IsInvalid());
+  auto with_md = [](std::vector<std::pair<std::string, std::string>> extra) {
+    arrow::KeyValueMetadata md;
+    md.Set(kWriterEpochKey, "1");
+    md.Set(kGenerationKey, "1");
+    for (auto& [k, v] : extra) md.Set(k, v);
+    auto schema = std::make_shared<arrow::Schema>(TestSchema()->fields(), std::move(md));
+    return *arrow::ipc::WriteStream(*schema, {}, {});
+  };
+  EXPECT_EQ(DecodeWalEntry(1, with_md({{kTxnIdKey, "t"}})).status().code(),
+            StatusCode::kCorruption);  // no txn_shards
+  EXPECT_EQ(DecodeWalEntry(1, with_md({{kTxnIdKey, "t"}, {kTxnShardsKey, "1"}})).status().code(),
+            StatusCode::kCorruption);
+  EXPECT_EQ(DecodeWalEntry(1, with_md({{kTxnShardsKey, "2"}})).status().code(),
+            StatusCode::kCorruption);
+  EXPECT_EQ(DecodeWalEntry(1, with_md({{kTxnIdKey, ""}, {kTxnShardsKey, "2"}})).status().code(),
+            StatusCode::kCorruption);
+  EXPECT_TRUE(DecodeWalEntry(1, with_md({{kTxnIdKey, "t"}, {kTxnShardsKey, "4"}})).ok());
+}
+
 TEST(WalGroupCommit, MaxEntryBytesSplitsGroups) {
   TempDir dir;
   auto store = *io::LocalObjectStore::Open(dir.path());

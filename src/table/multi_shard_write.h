@@ -1,0 +1,49 @@
+// One write across several shards, all or nothing (docs/SHARDING.md "All-or-nothing
+// multi-shard writes"): two-phase commit through the table's transaction log (txn_log.h).
+//  1. Prepare: every shard's part is written as one WAL entry tagged with a fresh txn id
+//     (shard::ShardWriter::Prepare), in parallel; each part is durable and invisible.
+//  2. Decide: the commit record {txn id, every part's shard and WAL position} is stored with
+//     put-if-absent. That put is the commit point.
+//  3. Publish every part (rows become visible), then acknowledge. If a part failed, or the
+//     commit was refused or its outcome stayed unknown, the write is decided aborted where it
+//     can be and every prepared part is aborted, which poisons its shard writer: the table
+//     reopens it (writer_recovery.h) and its replay skips the part (ShardWriterOptions::
+//     txn_committed = TxnLog::PartCommitted), so the rows are in no shard.
+// A write whose rows all route to one shard is not a transaction: it is that shard's Apply.
+// Cost of a multi-shard write: the slowest part's WAL put, then one small record put.
+// Thread-safety: WriteAllOrNothing may run from many threads at once; the caller serialises it
+// against whatever must not interleave (the table's write lock).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arrow/array.h"
+#include "common/status.h"
+#include "shard/shard_writer.h"
+#include "table/txn_log.h"
+
+namespace strata::table {
+
+/// One shard's part of a write: rows as ShardWriter::Apply takes them.
+struct ShardWrite {
+  shard::ShardWriter* writer = nullptr;
+  std::vector<arrow::RecordBatchPtr> storage_rows;
+  std::vector<arrow::RecordBatchPtr> user_rows;
+};
+
+struct MultiShardWriteResult {
+  std::vector<shard::PutResult> puts;  // one per part, in the order given (0 rows: empty)
+  std::string txn_id;                  // empty when no transaction was needed
+};
+
+/// Writes `parts` all or nothing (see the file comment). Parts with no rows are skipped; one
+/// part left is a plain Apply. `request_id` is recorded in the commit record (informative).
+/// Errors: a part's Prepare error (Invalid, Backpressure, Fenced, WriterPoisoned, IOError:
+/// every other prepared part aborted); Fenced when the write was decided aborted by another
+/// (a replay); the commit put's error when its outcome stayed unknown (every part aborted; the
+/// rows count nowhere until a replay decides, and then only if the commit did land).
+Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWrite> parts,
+                                                const std::string& request_id = "");
+
+}  // namespace strata::table

@@ -1,0 +1,474 @@
+// All-or-nothing multi-shard writes (docs/SHARDING.md): the transaction log's decision
+// register, ShardWriter::Prepare / Publish / Abort, replay of tagged WAL entries, and
+// WriteAllOrNothing across two shards of one table, through store faults and SIGKILL.
+#include "table/multi_shard_write.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "../shard/shard_test_util.h"
+#include "common/wall_clock.h"
+#include "table/txn_log.h"
+#include "wal/wal_entry.h"
+#include "wal/wal_reader.h"
+
+namespace strata::table {
+namespace {
+
+using namespace std::chrono_literals;
+using shard::ShardWriter;
+using shard::ShardWriterOptions;
+using shard::testing::In;
+using shard::testing::kTable;
+using shard::testing::KvMap;
+using shard::testing::KvRows;
+using shard::testing::KvSchema;
+using shard::testing::ShardFixture;
+using KvState = std::map<int64_t, std::optional<int64_t>>;
+
+// Two shards ("s1", "s2") of one primary-key table in one store, with the table's log.
+struct TwoShards {
+  ShardFixture f;
+  TxnLog log{f.faults, kTable};
+
+  ShardWriterOptions Options(const std::string& shard_id) {
+    ShardWriterOptions o;
+    o.primary_key = {"id"};
+    o.txn_committed = [this, shard_id](const std::string& txn, uint64_t position) {
+      return log.PartCommitted(txn, shard_id, position);
+    };
+    return o;
+  }
+  Result<std::unique_ptr<ShardWriter>> Open(const std::string& shard_id) {
+    return ShardWriter::Open(f.faults, kTable, shard_id, KvSchema(), Options(shard_id));
+  }
+  std::unique_ptr<ShardWriter> OpenOrDie(const std::string& shard_id) {
+    auto w = Open(shard_id);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return w.ok() ? std::move(w).value() : nullptr;
+  }
+};
+
+std::vector<ShardWrite> Parts(ShardWriter& a, const std::vector<int64_t>& a_ids, ShardWriter& b,
+                              const std::vector<int64_t>& b_ids, int64_t value) {
+  auto rows = [&](const std::vector<int64_t>& ids) {
+    std::vector<std::optional<int64_t>> vs(ids.size(), value);
+    return KvRows(ids, vs);
+  };
+  return {ShardWrite{&a, {}, {rows(a_ids)}}, ShardWrite{&b, {}, {rows(b_ids)}}};
+}
+
+// ---- the transaction log ----
+
+TEST(TxnLog, FirstDecisionWinsAndRecordsRoundTrip) {
+  ShardFixture f;
+  TxnLog log(f.faults, kTable);
+  EXPECT_EQ(log.Key("a/b"), std::string(kTable) + "/_txn/612f62.json");
+  TxnRecord commit{"t1", TxnDecision::kCommitted, {{"s1", 7}, {"s2", 3}}, 0, "req-9"};
+  auto first = log.Decide(commit);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->decision, TxnDecision::kCommitted);
+  EXPECT_GT(first->decided_at_micros, 0);
+  TxnRecord abort{"t1", TxnDecision::kAborted, {}, 0, ""};
+  auto second = log.Decide(abort);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->decision, TxnDecision::kCommitted);  // the stored one
+  EXPECT_EQ(second->parts, commit.parts);
+  EXPECT_EQ(second->request_id, "req-9");
+  auto found = log.Find("t1");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->parts, commit.parts);
+  EXPECT_FALSE(log.Find("t2")->has_value());
+  // Bad input stores nothing.
+  EXPECT_TRUE(log.Decide({"", TxnDecision::kAborted, {}, 0, ""}).status().IsInvalid());
+  EXPECT_TRUE(
+      log.Decide({std::string(257, 'x'), TxnDecision::kAborted, {}, 0, ""}).status().IsInvalid());
+  EXPECT_TRUE(log.Decide({"t3", TxnDecision::kCommitted, {}, 0, ""}).status().IsInvalid());
+  EXPECT_FALSE(log.Find("t3")->has_value());
+  // A record that does not parse is Corruption, not "undecided".
+  ASSERT_TRUE(f.local->Put(log.Key("t4"), "{\"txn_id\": \"t4\", \"decision\": \"maybe\"}").ok());
+  EXPECT_EQ(log.Find("t4").status().code(), StatusCode::kCorruption);
+  EXPECT_EQ(log.PartCommitted("t4", "s1", 1).status().code(), StatusCode::kCorruption);
+}
+
+TEST(TxnLog, ReplayAbortsAnUndecidedWriteSoALateCommitCannotLand) {
+  ShardFixture f;
+  TxnLog log(f.faults, kTable);
+  auto counts = log.PartCommitted("late", "s1", 5);
+  ASSERT_TRUE(counts.ok()) << counts.status().ToString();
+  EXPECT_FALSE(*counts);
+  auto stored = log.Find("late");
+  ASSERT_TRUE(stored.ok() && stored->has_value());
+  EXPECT_EQ((*stored)->decision, TxnDecision::kAborted);
+  auto late = log.Decide({"late", TxnDecision::kCommitted, {{"s1", 5}, {"s2", 9}}, 0, ""});
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->decision, TxnDecision::kAborted);
+  // A committed write counts only for its own parts.
+  ASSERT_TRUE(log.Decide({"ok", TxnDecision::kCommitted, {{"s1", 5}, {"s2", 9}}, 0, ""}).ok());
+  EXPECT_TRUE(*log.PartCommitted("ok", "s1", 5));
+  EXPECT_TRUE(*log.PartCommitted("ok", "s2", 9));
+  EXPECT_FALSE(*log.PartCommitted("ok", "s1", 6));
+  EXPECT_FALSE(*log.PartCommitted("ok", "s3", 5));
+}
+
+TEST(TxnLog, AFailedCommitPutIsReadBack) {
+  ShardFixture f;
+  TxnLog log(f.faults, kTable);
+  // The put lands but reports an error: the read-back finds the commit.
+  io::PutFault landed;
+  landed.key_contains = "/_txn/";
+  landed.after_write = true;
+  landed.times = 1;
+  f.faults->AddFault(landed);
+  auto r = log.Decide({"a", TxnDecision::kCommitted, {{"s1", 1}, {"s2", 1}}, 0, ""});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->decision, TxnDecision::kCommitted);
+  // The put fails without landing: unknown to the caller, nothing stored.
+  io::PutFault lost;
+  lost.key_contains = "/_txn/";
+  lost.times = 1;
+  f.faults->AddFault(lost);
+  auto u = log.Decide({"b", TxnDecision::kCommitted, {{"s1", 2}, {"s2", 2}}, 0, ""});
+  EXPECT_EQ(u.status().code(), StatusCode::kIOError) << u.status().ToString();
+  EXPECT_FALSE(log.Find("b")->has_value());
+}
+
+TEST(TxnLog, PruneRemovesOnlyWhatNoReplayNeeds) {
+  ShardFixture f;
+  TxnLog log(f.faults, kTable);
+  const int64_t now = WallClockMicros();
+  ASSERT_TRUE(log.Decide({"flushed", TxnDecision::kCommitted, {{"s1", 4}, {"s2", 2}}, 0, ""}).ok());
+  ASSERT_TRUE(log.Decide({"half", TxnDecision::kCommitted, {{"s1", 4}, {"s2", 3}}, 0, ""}).ok());
+  ASSERT_TRUE(log.Decide({"unknown", TxnDecision::kCommitted, {{"s1", 1}, {"s9", 1}}, 0, ""}).ok());
+  ASSERT_TRUE(
+      log.Decide({"old abort", TxnDecision::kAborted, {}, now - 7200ll * 1000000, ""}).ok());
+  ASSERT_TRUE(log.Decide({"new abort", TxnDecision::kAborted, {}, 0, ""}).ok());
+  auto replay_after = [](const std::string& shard) -> std::optional<uint64_t> {
+    if (shard == "s1") return 4;
+    if (shard == "s2") return 2;
+    return std::nullopt;
+  };
+  auto removed = log.Prune(replay_after, now);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(*removed, 2);
+  EXPECT_FALSE(log.Find("flushed")->has_value());
+  EXPECT_FALSE(log.Find("old abort")->has_value());
+  EXPECT_TRUE(log.Find("half")->has_value());
+  EXPECT_TRUE(log.Find("unknown")->has_value());
+  EXPECT_TRUE(log.Find("new abort")->has_value());
+}
+
+// ---- one shard's part ----
+
+TEST(ShardPrepare, APreparedPartIsInvisibleAndHoldsLaterPutsUntilPublished) {
+  TwoShards t;
+  auto w = t.OpenOrDie("s1");
+  ASSERT_TRUE(w->Put({KvRows({1}, {10})}).ok());
+  const wal::TxnTag txn{"tx-1", 2};
+  auto prepared = w->Prepare(txn, {}, {KvRows({1, 2}, {11, 20})});
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  EXPECT_GT(prepared->put.wal_position, 0u);
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 10}}));  // not visible, key 1's old version still live
+  // The entry is durable, alone, and tagged.
+  std::vector<wal::WalEntry> entries;
+  ASSERT_TRUE(wal::WalReader::Replay(*t.f.local, std::string(kTable) + "/_mem_wal/s1", 1,
+                                     [&](wal::WalEntry&& e) {
+                                       entries.push_back(std::move(e));
+                                       return Status::OK();
+                                     })
+                  .ok());
+  ASSERT_FALSE(entries.empty());
+  EXPECT_EQ(entries.back().position, prepared->put.wal_position);
+  EXPECT_EQ(entries.back().txn.id, "tx-1");
+  EXPECT_EQ(entries.back().txn.shards, 2u);
+  EXPECT_EQ(entries.back().num_rows, 2);
+  // A later put of this MemTable is acknowledged only once it is visible: after the publish.
+  std::atomic<bool> returned{false};
+  std::thread later([&] {
+    EXPECT_TRUE(w->Put({KvRows({3}, {30})}).ok());
+    returned = true;
+  });
+  std::this_thread::sleep_for(150ms);
+  EXPECT_FALSE(returned.load()) << "a put behind a held part was acknowledged before it was "
+                                   "visible";
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 10}}));
+  w->Publish(*prepared);
+  later.join();
+  EXPECT_TRUE(returned.load());
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 11}, {2, 20}, {3, 30}}));
+  w->Publish(*prepared);                             // idempotent
+  w->Abort(*prepared, Status::IOError("too late"));  // no-op after publish
+  EXPECT_TRUE(w->Put({KvRows({4}, {40})}).ok());
+  // A seal settles once the part is published; the flush holds its rows.
+  auto sealed = w->force_seal_active();
+  ASSERT_TRUE(sealed.ok() && sealed->has_value());
+  ASSERT_TRUE(w->wait_for_generation((*sealed)->generation, In(10s)).ok());
+  // Its record says committed: it counts after a reopen (here from the SSTable).
+  ASSERT_TRUE(t.log
+                  .Decide({"tx-1",
+                           TxnDecision::kCommitted,
+                           {{"s1", prepared->put.wal_position}, {"s2", 1}},
+                           0,
+                           ""})
+                  .ok());
+  w.reset();
+  auto reopened = t.OpenOrDie("s1");
+  EXPECT_EQ(KvMap(*reopened), (KvState{{1, 11}, {2, 20}, {3, 30}, {4, 40}}));
+}
+
+TEST(ShardPrepare, AbortPoisonsAndTheReopenSkipsThePart) {
+  TwoShards t;
+  auto w = t.OpenOrDie("s1");
+  ASSERT_TRUE(w->Put({KvRows({1}, {10})}).ok());
+  auto prepared = w->Prepare({"tx-2", 2}, {}, {KvRows({1, 2}, {11, 20})});
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  w->Abort(*prepared, Status::IOError("the other shard failed"));
+  EXPECT_EQ(w->Put({KvRows({5}, {50})}).status().code(), StatusCode::kWriterPoisoned);
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 10}}));  // never visible, even poisoned
+  w->Publish(*prepared);                     // no-op after abort
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 10}}));
+  w.reset();
+  auto reopened = t.OpenOrDie("s1");  // no record: the replay decides "aborted"
+  EXPECT_EQ(KvMap(*reopened), (KvState{{1, 10}}));
+  auto rec = t.log.Find("tx-2");
+  ASSERT_TRUE(rec.ok() && rec->has_value());
+  EXPECT_EQ((*rec)->decision, TxnDecision::kAborted);
+  // The skipped entry stays skipped through writes, a flush and another reopen.
+  ASSERT_TRUE(reopened->Put({KvRows({3}, {30})}).ok());
+  auto sealed = reopened->force_seal_active();
+  ASSERT_TRUE(sealed.ok() && sealed->has_value());
+  ASSERT_TRUE(reopened->wait_for_generation((*sealed)->generation, In(10s)).ok());
+  reopened.reset();
+  EXPECT_EQ(KvMap(*t.OpenOrDie("s1")), (KvState{{1, 10}, {3, 30}}));
+}
+
+TEST(ShardPrepare, ReplayWithoutATransactionLogRefusesATaggedEntry) {
+  TwoShards t;
+  {
+    auto w = t.OpenOrDie("s1");
+    ASSERT_TRUE(w->Prepare({"tx-3", 2}, {}, {KvRows({1}, {10})}).ok());
+  }
+  ShardWriterOptions o;
+  o.primary_key = {"id"};
+  auto w = ShardWriter::Open(t.f.faults, kTable, "s1", KvSchema(), o);
+  EXPECT_EQ(w.status().code(), StatusCode::kCorruption) << w.status().ToString();
+  EXPECT_TRUE(t.OpenOrDie("s1") != nullptr);
+}
+
+// ---- across shards ----
+
+TEST(MultiShardWrite, CommitsInEveryShardAndSurvivesReopen) {
+  TwoShards t;
+  {
+    auto a = t.OpenOrDie("s1");
+    auto b = t.OpenOrDie("s2");
+    auto r = WriteAllOrNothing(t.log, Parts(*a, {1, 2}, *b, {3}, 7), "req-1");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_FALSE(r->txn_id.empty());
+    EXPECT_EQ(r->puts[0].num_rows, 2);
+    EXPECT_EQ(r->puts[1].num_rows, 1);
+    EXPECT_EQ(KvMap(*a), (KvState{{1, 7}, {2, 7}}));
+    EXPECT_EQ(KvMap(*b), (KvState{{3, 7}}));
+    auto rec = t.log.Find(r->txn_id);
+    ASSERT_TRUE(rec.ok() && rec->has_value());
+    EXPECT_EQ((*rec)->decision, TxnDecision::kCommitted);
+    EXPECT_EQ((*rec)->parts, (std::vector<TxnPart>{{"s1", r->puts[0].wal_position},
+                                                   {"s2", r->puts[1].wal_position}}));
+    EXPECT_EQ((*rec)->request_id, "req-1");
+    // One shard only: a plain write, no transaction.
+    auto single = WriteAllOrNothing(t.log, Parts(*a, {4}, *b, {}, 8));
+    ASSERT_TRUE(single.ok());
+    EXPECT_TRUE(single->txn_id.empty());
+    EXPECT_EQ(single->puts[1].num_rows, 0);
+  }
+  auto a = t.OpenOrDie("s1");
+  auto b = t.OpenOrDie("s2");
+  EXPECT_EQ(KvMap(*a), (KvState{{1, 7}, {2, 7}, {4, 8}}));
+  EXPECT_EQ(KvMap(*b), (KvState{{3, 7}}));
+}
+
+TEST(MultiShardWrite, AFailedCommitLeavesTheRowsInNoShard) {
+  TwoShards t;
+  auto a = t.OpenOrDie("s1");
+  auto b = t.OpenOrDie("s2");
+  ASSERT_TRUE(WriteAllOrNothing(t.log, Parts(*a, {1}, *b, {2}, 1)).ok());
+  io::PutFault fault;  // every record put fails: commit and abort both stay unknown
+  fault.key_contains = "/_txn/";
+  t.f.faults->AddFault(fault);
+  auto r = WriteAllOrNothing(t.log, Parts(*a, {1, 3}, *b, {2, 4}, 2));
+  EXPECT_EQ(r.status().code(), StatusCode::kIOError) << r.status().ToString();
+  // Neither part was ever visible; both writers are poisoned.
+  EXPECT_EQ(KvMap(*a), (KvState{{1, 1}}));
+  EXPECT_EQ(KvMap(*b), (KvState{{2, 1}}));
+  EXPECT_EQ(a->Put({KvRows({9}, {9})}).status().code(), StatusCode::kWriterPoisoned);
+  EXPECT_EQ(b->Put({KvRows({9}, {9})}).status().code(), StatusCode::kWriterPoisoned);
+  t.f.faults->ClearFaults();
+  a.reset();
+  b.reset();
+  auto a2 = t.OpenOrDie("s1");
+  auto b2 = t.OpenOrDie("s2");
+  EXPECT_EQ(KvMap(*a2), (KvState{{1, 1}}));
+  EXPECT_EQ(KvMap(*b2), (KvState{{2, 1}}));
+  // The tables write again.
+  ASSERT_TRUE(WriteAllOrNothing(t.log, Parts(*a2, {5}, *b2, {6}, 3)).ok());
+  EXPECT_EQ(KvMap(*a2), (KvState{{1, 1}, {5, 3}}));
+  EXPECT_EQ(KvMap(*b2), (KvState{{2, 1}, {6, 3}}));
+}
+
+TEST(MultiShardWrite, ACommitThatLandedDespiteAnErrorIsAcknowledged) {
+  TwoShards t;
+  auto a = t.OpenOrDie("s1");
+  auto b = t.OpenOrDie("s2");
+  io::PutFault fault;
+  fault.key_contains = "/_txn/";
+  fault.after_write = true;
+  fault.times = 1;
+  t.f.faults->AddFault(fault);
+  auto r = WriteAllOrNothing(t.log, Parts(*a, {1}, *b, {2}, 5));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(KvMap(*a), (KvState{{1, 5}}));
+  EXPECT_EQ(KvMap(*b), (KvState{{2, 5}}));
+  EXPECT_TRUE(a->Put({KvRows({3}, {6})}).ok());  // not poisoned
+}
+
+TEST(MultiShardWrite, AFailedPartAbortsTheOthers) {
+  TwoShards t;
+  auto a = t.OpenOrDie("s1");
+  auto b = t.OpenOrDie("s2");
+  io::PutFault fault;  // s2's WAL entries fail
+  fault.key_contains = "/_mem_wal/s2/wal/";
+  t.f.faults->AddFault(fault);
+  auto r = WriteAllOrNothing(t.log, Parts(*a, {1}, *b, {2}, 5));
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(KvMap(*a), (KvState{}));
+  EXPECT_EQ(KvMap(*b), (KvState{}));
+  t.f.faults->ClearFaults();
+  a.reset();
+  b.reset();
+  EXPECT_EQ(KvMap(*t.OpenOrDie("s1")), (KvState{}));
+  EXPECT_EQ(KvMap(*t.OpenOrDie("s2")), (KvState{}));
+}
+
+TEST(MultiShardWrite, ACrashBeforeOrAfterTheCommitPointIsAllOrNothing) {
+  TwoShards t;
+  std::string undecided, committed;
+  {
+    auto a = t.OpenOrDie("s1");
+    auto b = t.OpenOrDie("s2");
+    // Prepared everywhere, then the process dies before deciding.
+    auto pa = a->Prepare({"undecided", 2}, {}, {KvRows({1}, {1})});
+    auto pb = b->Prepare({"undecided", 2}, {}, {KvRows({2}, {1})});
+    ASSERT_TRUE(pa.ok() && pb.ok());
+    // Prepared everywhere and committed, then the process dies before publishing.
+    auto qa = a->Prepare({"committed", 2}, {}, {KvRows({3}, {2})});
+    auto qb = b->Prepare({"committed", 2}, {}, {KvRows({4}, {2})});
+    ASSERT_TRUE(qa.ok() && qb.ok());
+    ASSERT_TRUE(t.log
+                    .Decide({"committed",
+                             TxnDecision::kCommitted,
+                             {{"s1", qa->put.wal_position}, {"s2", qb->put.wal_position}},
+                             0,
+                             ""})
+                    .ok());
+    EXPECT_EQ(KvMap(*a), (KvState{}));
+  }
+  auto a = t.OpenOrDie("s1");
+  auto b = t.OpenOrDie("s2");
+  EXPECT_EQ(KvMap(*a), (KvState{{3, 2}}));
+  EXPECT_EQ(KvMap(*b), (KvState{{4, 2}}));
+  EXPECT_EQ((*t.log.Find("undecided"))->decision, TxnDecision::kAborted);
+}
+
+// ---- SIGKILL ----
+
+ShardWriterOptions CrashOptions(TwoShards& t, const std::string& shard) {
+  ShardWriterOptions o = t.Options(shard);
+  o.max_memtable_rows = 40;  // seals and flushes race with the kill
+  return o;
+}
+
+// Writes transaction i = key i with value i into both shards (s1 gets key i, s2 key i too),
+// from two threads, and reports i on the pipe once acknowledged.
+[[noreturn]] void ChildLoop(TwoShards& t, int fd, int64_t first) {
+  auto a = ShardWriter::Open(t.f.local, kTable, "s1", KvSchema(), CrashOptions(t, "s1"));
+  auto b = ShardWriter::Open(t.f.local, kTable, "s2", KvSchema(), CrashOptions(t, "s2"));
+  if (!a.ok() || !b.ok()) _exit(2);
+  TxnLog log(t.f.local, kTable);
+  std::atomic<int64_t> next{first};
+  auto loop = [&] {
+    for (;;) {
+      const int64_t i = next.fetch_add(1);
+      auto r = WriteAllOrNothing(log, Parts(**a, {i}, **b, {i}, i));
+      if (!r.ok()) {
+        std::fprintf(stderr, "child: %s\n", r.status().ToString().c_str());
+        _exit(4);
+      }
+      if (::write(fd, &i, sizeof(i)) != sizeof(i)) _exit(5);
+    }
+  };
+  std::thread other(loop);
+  loop();
+  other.join();
+  _exit(6);
+}
+
+TEST(MultiShardWrite, AcknowledgedWritesSurviveSigkillInEveryShardAndNoneIsHalfDone) {
+  TwoShards t;
+  std::mt19937 rng(4242);
+  int64_t next = 0, total_acked = 0;
+  const int cycles = 12;
+  for (int cycle = 0; cycle < cycles; ++cycle) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(fds[0]);
+      ChildLoop(t, fds[1], next);
+    }
+    ::close(fds[1]);
+    std::set<int64_t> acked;
+    int64_t v;
+    ASSERT_EQ(::read(fds[0], &v, sizeof(v)), static_cast<ssize_t>(sizeof(v)));
+    acked.insert(v);
+    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 150));
+    ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+    while (::read(fds[0], &v, sizeof(v)) == sizeof(v)) acked.insert(v);
+    ::close(fds[0]);
+    total_acked += static_cast<int64_t>(acked.size());
+
+    auto a = t.Open("s1");
+    auto b = t.Open("s2");
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    const KvState in_a = KvMap(**a), in_b = KvMap(**b);  // KvMap fails on a duplicate key
+    for (int64_t i : acked) {
+      ASSERT_EQ(in_a.count(i), 1u) << "acknowledged write " << i << " lost in s1, cycle " << cycle;
+      ASSERT_EQ(in_b.count(i), 1u) << "acknowledged write " << i << " lost in s2, cycle " << cycle;
+    }
+    ASSERT_EQ(in_a.size(), in_b.size()) << "cycle " << cycle;
+    for (const auto& [k, value] : in_a) {
+      ASSERT_EQ(in_b.count(k), 1u) << "write " << k << " is in s1 only, cycle " << cycle;
+      EXPECT_EQ(value, std::optional<int64_t>(k));
+    }
+    if (!in_a.empty()) next = std::max(next, in_a.rbegin()->first + 1);
+    next += 1000;
+  }
+  EXPECT_GT(total_acked, cycles);
+  std::printf("[figures] %d SIGKILL cycles, %lld acknowledged two-shard writes\n", cycles,
+              static_cast<long long>(total_acked));
+}
+
+}  // namespace
+}  // namespace strata::table
