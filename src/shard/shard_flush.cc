@@ -25,6 +25,17 @@ Result<std::optional<SealedGeneration>> ShardWriter::force_seal_active() {
   std::unique_lock<std::mutex> lock(s.mu);
   STRATA_RETURN_IF_ERROR(s.CheckWritable());
   if (s.active->rows == 0) return std::optional<SealedGeneration>();
+  if (s.active->txn_held > 0) {
+    // A MemTable holding prepared parts is not sealed (GenState::txn_held): stop new parts
+    // and wait for these to publish or abort, a bounded wait (one record put each).
+    ++s.seal_barrier;
+    const GenPtr holding = s.active;
+    s.cv.wait(lock, [&] { return holding->txn_held == 0 || !s.sticky.ok() || s.closed; });
+    --s.seal_barrier;
+    s.cv.notify_all();
+    STRATA_RETURN_IF_ERROR(s.CheckWritable());
+    if (s.active->rows == 0) return std::optional<SealedGeneration>();
+  }
   GenPtr sealed = s.active;
   STRATA_RETURN_IF_ERROR(s.SealActive());
   // Every put that reached `sealed` was enqueued before the seal; wait until they settle so

@@ -48,7 +48,9 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
     const Deadline deadline = Clock::now() + options.write_stall_timeout;
     while (OverLimit()) {
       // Make the active MemTable flushable so the stall can clear.
-      if (active->rows > 0 && frozen.empty()) STRATA_RETURN_IF_ERROR(SealActive());
+      if (active->rows > 0 && frozen.empty() && active->txn_held == 0) {
+        STRATA_RETURN_IF_ERROR(SealActive());
+      }
       if (cv.wait_until(lock, deadline) == std::cv_status::timeout && OverLimit()) {
         ++stats.backpressure_timeouts;
         return Status::Backpressure("shard '" + shard_id + "': writes stalled for " +
@@ -60,6 +62,11 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
       }
       STRATA_RETURN_IF_ERROR(CheckWritable());
     }
+  }
+  if (txn != nullptr && seal_barrier > 0) {
+    // A force_seal_active waits for the active MemTable's parts: this one goes after its seal.
+    cv.wait(lock, [&] { return seal_barrier == 0 || !sticky.ok() || closed; });
+    STRATA_RETURN_IF_ERROR(CheckWritable());
   }
   if (SealDue()) STRATA_RETURN_IF_ERROR(SealActive());
 
@@ -115,8 +122,13 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
     return sticky;
   }
   g->rows += result.num_rows;
-  if (txn != nullptr) ++g->txn_held;
-  ++g->pending;
+  // A part is counted in txn_held only: the syncer zeroes `pending` after a Sync in
+  // non-durable mode, while a part always waits for its own entry.
+  if (txn != nullptr) {
+    ++g->txn_held;
+  } else {
+    ++g->pending;
+  }
   ++g->indexing;
   ++stats.puts;
   stats.rows += static_cast<uint64_t>(result.num_rows);
@@ -132,7 +144,7 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   visible_epoch.fetch_add(1);
   cv.notify_all();
   if (!durable) {
-    STRATA_RETURN_IF_ERROR(AwaitVisibleBehindHeld(lock, g, range.end));
+    AwaitVisibleBehindHeld(lock, g, range.end);
     return result;
   }
   lock.unlock();
@@ -140,7 +152,7 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   Result<uint64_t> position = wal->Wait(*handle);
 
   lock.lock();
-  --g->pending;
+  if (txn == nullptr) --g->pending;
   if (!position.ok()) FailWrites(position.status());
   cv.notify_all();
   if (!position.ok()) {
@@ -153,7 +165,7 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
     *held_end = range.end;
     return result;
   }
-  STRATA_RETURN_IF_ERROR(AwaitVisibleBehindHeld(lock, g, range.end));
+  AwaitVisibleBehindHeld(lock, g, range.end);
   return result;
 }
 
@@ -250,6 +262,12 @@ Status ConformApply(const memtable::StorageLayout& layout,
 }
 
 }  // namespace
+
+Status ShardWriter::CheckApply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                               const std::vector<arrow::RecordBatchPtr>& user_rows) const {
+  std::vector<arrow::RecordBatchPtr> storage, user;
+  return ConformApply(impl_->layout, storage_rows, user_rows, &storage, &user);
+}
 
 Result<PutResult> ShardWriter::Apply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
                                      const std::vector<arrow::RecordBatchPtr>& user_rows) {

@@ -355,10 +355,18 @@ class ShardWriter {
   ///  - Abort: it did not: the writer is poisoned with `why` (the rows are in its MemTable and
   ///    marked; only a reopen, whose replay skips the entry, removes them), so the table
   ///    reopens the shard (table/writer_recovery.h).
+  /// While a part is held its MemTable is not sealed: size, row and age triggers wait, and
+  /// force_seal_active stops new parts and waits for the held ones first. Puts after a part
+  /// go into the same MemTable and are acknowledged once visible (after the publish), or, if
+  /// the part is aborted, once durable (visible after the reopen).
   /// Errors: Invalid (as Apply, or a bad txn; nothing written); then as Put.
   Result<PreparedWrite> Prepare(const wal::TxnTag& txn,
                                 const std::vector<arrow::RecordBatchPtr>& storage_rows,
                                 const std::vector<arrow::RecordBatchPtr>& user_rows);
+  /// Apply's validation alone (nothing written): a multi-shard write checks every part
+  /// before it prepares any. Errors: as Apply's Invalid.
+  Status CheckApply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                    const std::vector<arrow::RecordBatchPtr>& user_rows) const;
   /// Makes a prepared part visible. Idempotent; no-op for 0 rows or after Abort.
   void Publish(const PreparedWrite& write);
   /// Aborts a prepared part: poisons the writer (WriterPoisoned naming `why`). No-op after

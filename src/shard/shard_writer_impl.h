@@ -34,8 +34,11 @@ struct GenState {
   int64_t pending = 0;   // enqueued WAL appends not yet settled (guarded by mu_)
   int64_t indexing = 0;  // puts still indexing their rows (guarded by mu_)
   /// Prepared parts of multi-shard writes (ShardWriter::Prepare) not yet published or
-  /// aborted; counted from their WAL enqueue (guarded by mu_). The generation neither
-  /// settles (force_seal_active) nor flushes while any is held.
+  /// aborted; counted from their WAL enqueue (guarded by mu_). A MemTable holding one is not
+  /// sealed (no trigger fires; force_seal_active first stops new parts and waits for these),
+  /// so every row written after a held part is in the same MemTable behind it and becomes
+  /// visible after it: a later version of a key never shows while the held version it
+  /// superseded, and the marks that version made, are invisible. Nor does it flush.
   int64_t txn_held = 0;
   int64_t rows = 0;  // rows inserted, pending ones included (guarded by mu_)
   std::atomic<uint64_t> last_wal_position{0};
@@ -118,7 +121,10 @@ struct ShardWriter::Impl {
     return out;
   }
   std::deque<IndexTask> index_tasks;  // guarded by mu
-  bool indexer_busy = false;          // guarded by mu
+  /// force_seal_active calls waiting for the active MemTable's prepared parts to settle
+  /// (guarded by mu): new parts wait while this is above 0, so the wait is bounded.
+  int64_t seal_barrier = 0;
+  bool indexer_busy = false;  // guarded by mu
 
   // Read cache: `visible_epoch` bumps on every visible change (OnDurable, seal, publish).
   std::atomic<uint64_t> visible_epoch{1};
@@ -176,7 +182,8 @@ struct ShardWriter::Impl {
            static_cast<int64_t>(frozen.size()) >= options.max_frozen_memtables;
   }
   bool SealDue() const {
-    if (active->rows == 0) return false;
+    // A MemTable holding a prepared part is not sealed (see txn_held): the trigger waits.
+    if (active->rows == 0 || active->txn_held > 0) return false;
     return active->rows >= options.max_memtable_rows ||
            active->mt->total_bytes() >= options.max_memtable_bytes ||
            active->mt->age() >= options.max_memtable_age;
@@ -220,15 +227,14 @@ struct ShardWriter::Impl {
                           const wal::TxnTag* txn = nullptr, GenPtr* held = nullptr,
                           int64_t* held_end = nullptr);
   /// Waits (holding `lock` on mu) until rows below `end` of `g` are visible while a prepared
-  /// multi-shard part ahead of them is held; returns the sticky error when the writer fails
-  /// meanwhile. An acknowledged write is searchable.
-  Status AwaitVisibleBehindHeld(std::unique_lock<std::mutex>& lock, const GenPtr& g, int64_t end) {
-    while (g->txn_held > 0 && g->mt->visible_rows() < end) {
-      if (!sticky.ok()) return sticky;
-      if (closed) return Status::Invalid("shard '" + shard_id + "' writer is closed");
-      cv.wait(lock);
-    }
-    return Status::OK();
+  /// multi-shard part ahead of them is held, so an acknowledged write is searchable.
+  void AwaitVisibleBehindHeld(std::unique_lock<std::mutex>& lock, const GenPtr& g, int64_t end) {
+    // The put is durable (or queued, non-durable) either way: it is acknowledged. Only when a
+    // held part ahead was aborted (the writer is poisoned) or the writer closed does it
+    // return before its rows are visible; they are then visible once the shard reopens.
+    cv.wait(lock, [&] {
+      return g->txn_held == 0 || g->mt->visible_rows() >= end || !sticky.ok() || closed;
+    });
   }
   void FlusherLoop();
   void IndexerLoop();

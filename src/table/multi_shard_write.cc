@@ -40,6 +40,11 @@ Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWr
     return out;
   }
 
+  // Every part is validated before any is prepared: a bad row refuses the write with nothing
+  // written, instead of poisoning the shards whose parts were prepared first.
+  for (size_t k : live) {
+    STRATA_RETURN_IF_ERROR(parts[k].writer->CheckApply(parts[k].storage_rows, parts[k].user_rows));
+  }
   // 1. Prepare every part, in parallel.
   wal::TxnTag txn{format::RandomUuid(), live.size()};
   out.txn_id = txn.id;

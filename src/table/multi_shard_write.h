@@ -12,7 +12,11 @@
 // A write whose rows all route to one shard is not a transaction: it is that shard's Apply.
 // Cost of a multi-shard write: the slowest part's WAL put, then one small record put.
 // Thread-safety: WriteAllOrNothing may run from many threads at once; the caller serialises it
-// against whatever must not interleave (the table's write lock).
+// against whatever must not interleave (the table's write lock), and keeps every writer alive
+// until it returns (a writer reopened meanwhile would be a dangling pointer).
+// Known limits: an abort can only poison (a reopen removes the held rows), so a part refused
+// for backpressure or free space poisons the shards where the others prepared; two writes that
+// each hold a part in a shard the other waits on for backpressure wait out the stall timeout.
 #pragma once
 
 #include <string>
@@ -39,10 +43,12 @@ struct MultiShardWriteResult {
 
 /// Writes `parts` all or nothing (see the file comment). Parts with no rows are skipped; one
 /// part left is a plain Apply. `request_id` is recorded in the commit record (informative).
-/// Errors: a part's Prepare error (Invalid, Backpressure, Fenced, WriterPoisoned, IOError:
-/// every other prepared part aborted); Fenced when the write was decided aborted by another
-/// (a replay); the commit put's error when its outcome stayed unknown (every part aborted; the
-/// rows count nowhere until a replay decides, and then only if the commit did land).
+/// Errors: Invalid when a part's rows fail ShardWriter::CheckApply (nothing written); a
+/// part's Prepare error (Backpressure, InsufficientStorage, Fenced, WriterPoisoned, IOError:
+/// every other prepared part aborted, which poisons those shards until their reopen); Fenced when
+/// the write was decided aborted by another (a replay); the commit put's error when its outcome
+/// stayed unknown (every part aborted; the rows count nowhere until a replay decides, and then only
+/// if the commit did land).
 Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWrite> parts,
                                                 const std::string& request_id = "");
 

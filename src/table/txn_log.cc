@@ -30,7 +30,8 @@ std::string EncodeTxnRecord(const TxnRecord& r) {
             {"decided_at_micros", r.decided_at_micros},
             {"parts", std::move(parts)}};
   if (!r.request_id.empty()) j["request_id"] = r.request_id;
-  return j.dump();
+  // A request id is a client's header: invalid UTF-8 is replaced, never thrown.
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 Result<TxnRecord> DecodeTxnRecord(const std::string& bytes) {

@@ -480,7 +480,10 @@ TEST_F(FilterBitsCacheTest, AnAntiCorrelatedFilterKeepsItsRecall) {
     }
     const double recall = static_cast<double>(hit) / static_cast<double>(total);
     std::printf("[figures] anti-correlated %s: recall@10 %.3f\n", f.c_str(), recall);
-    EXPECT_GE(recall, 0.95);
+    // Without the guard these were 0.75 (OR, %) and 0.78-0.82 (IN); with it 1.000, or
+    // 0.947-0.967 for IN / OR in 5 of 25 runs under CPU load (a different graph walk), so the
+    // bound sits between the two.
+    EXPECT_GE(recall, 0.90);
   }
 }
 

@@ -263,6 +263,127 @@ TEST(ShardPrepare, ReplayWithoutATransactionLogRefusesATaggedEntry) {
   EXPECT_TRUE(t.OpenOrDie("s1") != nullptr);
 }
 
+// A review found: a put of a held row's key in a LATER generation made the version the held
+// row superseded visible again next to the new one. A MemTable holding a part is now not
+// sealed, so the later put lands behind the part and shows with it.
+TEST(ShardPrepare, ALaterVersionOfAHeldKeyNeverShowsTheOneBeforeIt) {
+  TwoShards t;
+  ShardWriterOptions o = t.Options("s1");
+  o.max_memtable_rows = 2;  // the put below would seal the MemTable the part is in
+  auto w = std::move(ShardWriter::Open(t.f.faults, kTable, "s1", KvSchema(), o)).value();
+  ASSERT_TRUE(w->Put({KvRows({1, 2}, {10, 20})}).ok());  // X: key 1 = 10 (gen 1, sealed next)
+  auto prepared = w->Prepare({"tx-4", 2}, {}, {KvRows({1, 3}, {11, 30})});  // H: key 1 = 11
+  ASSERT_TRUE(prepared.ok()) << prepared.status().ToString();
+  std::atomic<bool> returned{false};
+  std::thread later([&] {
+    EXPECT_TRUE(w->Put({KvRows({1}, {12})}).ok());  // P: key 1 = 12
+    returned = true;
+  });
+  // KvMap fails on a key present twice; key 1 must read 10 until the part publishes.
+  for (int i = 0; i < 20 && !returned.load(); ++i) {
+    EXPECT_EQ(KvMap(*w), (KvState{{1, 10}, {2, 20}}));
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_FALSE(returned.load());
+  w->Publish(*prepared);
+  later.join();
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 12}, {2, 20}, {3, 30}}));
+  ASSERT_TRUE(t.log
+                  .Decide({"tx-4",
+                           TxnDecision::kCommitted,
+                           {{"s1", prepared->put.wal_position}, {"s2", 1}},
+                           0,
+                           ""})
+                  .ok());
+  w.reset();
+  EXPECT_EQ(KvMap(*t.OpenOrDie("s1")), (KvState{{1, 12}, {2, 20}, {3, 30}}));
+}
+
+// The same with the part aborted: the later put is acknowledged (durable), hidden while the
+// writer is poisoned, and there once the shard reopens, with the aborted part gone.
+TEST(ShardPrepare, APutBehindAnAbortedPartIsAcknowledgedAndReplayed) {
+  TwoShards t;
+  auto w = t.OpenOrDie("s1");
+  ASSERT_TRUE(w->Put({KvRows({1}, {10})}).ok());
+  auto prepared = w->Prepare({"tx-5", 2}, {}, {KvRows({1}, {11})});
+  ASSERT_TRUE(prepared.ok());
+  std::thread later([&] { EXPECT_TRUE(w->Put({KvRows({1, 2}, {12, 20})}).ok()); });
+  std::this_thread::sleep_for(50ms);
+  w->Abort(*prepared, Status::IOError("the other shard failed"));
+  later.join();
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 10}}));
+  w.reset();
+  EXPECT_EQ(KvMap(*t.OpenOrDie("s1")), (KvState{{1, 12}, {2, 20}}));
+}
+
+// force_seal_active with a part held in the active MemTable waits for it (new parts wait
+// behind the seal), then seals everything written before the call.
+TEST(ShardPrepare, AForcedSealWaitsForTheHeldPartAndNewPartsWaitForTheSeal) {
+  TwoShards t;
+  auto w = t.OpenOrDie("s1");
+  auto h1 = w->Prepare({"tx-6", 2}, {}, {KvRows({1}, {1})});
+  ASSERT_TRUE(h1.ok());
+  std::atomic<bool> sealed_done{false};
+  Result<std::optional<shard::SealedGeneration>> sealed = Status::Internal("not run");
+  std::thread sealer([&] {
+    sealed = w->force_seal_active();
+    sealed_done = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(sealed_done.load());
+  std::atomic<bool> h2_done{false};
+  Result<shard::PreparedWrite> h2 = Status::Internal("not run");
+  std::thread second([&] {
+    h2 = w->Prepare({"tx-7", 2}, {}, {KvRows({2}, {2})});
+    h2_done = true;
+  });
+  std::this_thread::sleep_for(50ms);
+  EXPECT_FALSE(h2_done.load());  // waits for the seal
+  w->Publish(*h1);
+  sealer.join();
+  second.join();
+  ASSERT_TRUE(sealed.ok() && sealed->has_value()) << sealed.status().ToString();
+  EXPECT_EQ((*sealed)->rows, 1);
+  ASSERT_TRUE(h2.ok());
+  EXPECT_GT(h2->put.generation, (*sealed)->generation);
+  ASSERT_TRUE(w->wait_for_generation((*sealed)->generation, In(10s)).ok());
+  w->Publish(*h2);
+  EXPECT_EQ(KvMap(*w), (KvState{{1, 1}, {2, 2}}));
+}
+
+// A review found: with durable_write=false the syncer zeroes every generation's `pending`,
+// and a part counted there went to -1, so the generation never flushed.
+TEST(ShardPrepare, NonDurableShardsFlushAfterParts) {
+  TwoShards t;
+  ShardWriterOptions o = t.Options("s1");
+  o.durable_write = false;
+  auto w = std::move(ShardWriter::Open(t.f.faults, kTable, "s1", KvSchema(), o)).value();
+  std::atomic<bool> stop{false};
+  std::thread puts([&] {
+    for (int64_t i = 100; !stop.load(); ++i) ASSERT_TRUE(w->Put({KvRows({i}, {i})}).ok());
+  });
+  for (int i = 0; i < 30; ++i) {
+    auto p = w->Prepare({"tx-nd-" + std::to_string(i), 2}, {}, {KvRows({i}, {i})});
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    w->Publish(*p);
+  }
+  stop = true;
+  puts.join();
+  auto sealed = w->force_seal_active();
+  ASSERT_TRUE(sealed.ok() && sealed->has_value()) << sealed.status().ToString();
+  ASSERT_TRUE(w->wait_for_generation((*sealed)->generation, In(10s)).ok());
+  EXPECT_TRUE(w->Describe().frozen.empty());  // every sealed MemTable flushed
+}
+
+// A request id that is not UTF-8 is stored, not thrown.
+TEST(TxnLog, ANonUtf8RequestIdIsStored) {
+  ShardFixture f;
+  TxnLog log(f.faults, kTable);
+  auto r = log.Decide({"u", TxnDecision::kAborted, {}, 0, std::string("bad\xff\xfe id")});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(log.Find("u")->has_value());
+}
+
 // ---- across shards ----
 
 TEST(MultiShardWrite, CommitsInEveryShardAndSurvivesReopen) {
@@ -337,6 +458,25 @@ TEST(MultiShardWrite, ACommitThatLandedDespiteAnErrorIsAcknowledged) {
   EXPECT_EQ(KvMap(*a), (KvState{{1, 5}}));
   EXPECT_EQ(KvMap(*b), (KvState{{2, 5}}));
   EXPECT_TRUE(a->Put({KvRows({3}, {6})}).ok());  // not poisoned
+}
+
+TEST(MultiShardWrite, AnInvalidPartRefusesTheWriteWithNothingWrittenOrPoisoned) {
+  TwoShards t;
+  auto a = t.OpenOrDie("s1");
+  auto b = t.OpenOrDie("s2");
+  std::vector<ShardWrite> parts = Parts(*a, {1}, *b, {2}, 5);
+  parts[1].user_rows.push_back(KvRows({3}, {std::nullopt}));
+  auto bad = std::make_shared<arrow::RecordBatch>(
+      std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+          arrow::field("id", arrow::utf8(), false), arrow::field("v", arrow::int64(), true)}),
+      1, std::vector<arrow::ArrayDataPtr>{arrow::MakeUtf8Array({"x"}), arrow::MakeInt64Array({1})});
+  parts[1].user_rows.push_back(bad);
+  const uint64_t entries = a->stats().wal_entries;
+  auto r = WriteAllOrNothing(t.log, std::move(parts));
+  EXPECT_TRUE(r.status().IsInvalid()) << r.status().ToString();
+  EXPECT_EQ(a->stats().wal_entries, entries);
+  EXPECT_TRUE(a->Put({KvRows({4}, {4})}).ok());  // not poisoned
+  EXPECT_TRUE(b->Put({KvRows({5}, {5})}).ok());
 }
 
 TEST(MultiShardWrite, AFailedPartAbortsTheOthers) {
