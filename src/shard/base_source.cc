@@ -7,13 +7,14 @@ namespace strata::shard {
 BaseSource::BaseSource(arrow::SchemaPtr storage_schema)
     : storage_schema_(std::move(storage_schema)) {
   state_.fragments = std::make_shared<const std::vector<Fragment>>();
-  state_.carried = std::make_shared<const std::vector<uint64_t>>();
+  state_.carried = std::make_shared<const std::vector<std::vector<uint64_t>>>();
   state_.batches = std::make_shared<memtable::AppendLog<arrow::RecordBatchPtr>>();
   state_.starts = std::make_shared<memtable::AppendLog<int64_t>>();
   state_.live = std::make_shared<Liveness>();
 }
 
 void BaseSource::AppendFragment(std::shared_ptr<const sstable::SSTableReader> data) {
+  std::lock_guard<std::mutex> mark(mark_mu_);
   std::lock_guard<std::mutex> lock(state_mu_);
   AppendLocked(std::move(data));
 }
@@ -37,52 +38,78 @@ void BaseSource::AppendLocked(std::shared_ptr<const sstable::SSTableReader> data
   state_.num_batches = n;
 }
 
-void BaseSource::CarryMarks(const std::vector<std::pair<int64_t, uint64_t>>& marks) {
-  std::lock_guard<std::mutex> lock(state_mu_);
-  CarryLocked(marks);
+bool BaseSource::MarkKey(const State& state, std::string_view key, uint64_t by, int lane) {
+  std::optional<int64_t> p = Lookup(state, key);
+  std::lock_guard<std::mutex> mark(mark_mu_);
+  std::shared_ptr<Liveness> live = state.live;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (state_.live != state.live) {  // a rewrite renumbered the rows: look up again
+      live = state_.live;
+      p = Lookup(state_, key);
+    }
+  }
+  return p.has_value() && live->Supersede(*p, by, lane);
 }
 
-void BaseSource::CarryLocked(const std::vector<std::pair<int64_t, uint64_t>>& marks) {
+void BaseSource::CarryMarks(const std::vector<std::pair<int64_t, uint64_t>>& marks, int lane) {
+  std::lock_guard<std::mutex> mark(mark_mu_);
+  std::lock_guard<std::mutex> lock(state_mu_);
+  CarryLocked(marks, {}, lane);
+}
+
+void BaseSource::CarryLocked(const std::vector<std::pair<int64_t, uint64_t>>& marks,
+                             const std::vector<int>& lanes, int lane) {
   Liveness* live = state_.live.get();
-  auto carried = std::make_shared<std::vector<uint64_t>>(*state_.carried);
-  for (const auto& [position, by] : marks) {
+  auto carried = std::make_shared<std::vector<std::vector<uint64_t>>>(*state_.carried);
+  for (size_t i = 0; i < marks.size(); ++i) {
+    const auto& [position, by] = marks[i];
+    const int l = lanes.empty() ? lane : lanes[i];
     if (by == Liveness::kNone || live->Mark(position) != Liveness::kNone) continue;
     if (by == Liveness::kDead) {
       live->Supersede(position, by);
       continue;
     }
-    if (live->SetMarkUnlogged(position, by)) carried->push_back(by);
+    if (live->SetMarkUnlogged(position, by, l)) {
+      if (carried->size() <= static_cast<size_t>(l)) carried->resize(static_cast<size_t>(l) + 1);
+      (*carried)[static_cast<size_t>(l)].push_back(by);
+    }
   }
-  std::sort(carried->begin(), carried->end());
+  for (auto& c : *carried) std::sort(c.begin(), c.end());
   state_.carried = std::move(carried);
 }
 
-void BaseSource::FoldCarried(uint64_t generation) {
+void BaseSource::FoldCarried(uint64_t generation, int lane) {
+  std::lock_guard<std::mutex> mark(mark_mu_);
   std::lock_guard<std::mutex> lock(state_mu_);
+  if (static_cast<size_t>(lane) >= state_.carried->size()) return;
   const uint64_t limit = RowAddress(generation + 1, 0);
-  const auto& c = *state_.carried;
+  const auto& c = (*state_.carried)[static_cast<size_t>(lane)];
   const auto cut = std::lower_bound(c.begin(), c.end(), limit);
   if (cut == c.begin()) return;
   state_.carried_folded += cut - c.begin();
-  state_.carried = std::make_shared<const std::vector<uint64_t>>(cut, c.end());
+  auto next = std::make_shared<std::vector<std::vector<uint64_t>>>(*state_.carried);
+  (*next)[static_cast<size_t>(lane)] = std::vector<uint64_t>(cut, c.end());
+  state_.carried = std::move(next);
 }
 
 void BaseSource::Replace(
     const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
     std::vector<std::shared_ptr<index::ColumnIndex>> indexes,
-    const std::vector<std::pair<int64_t, uint64_t>>& marks) {
+    const std::vector<std::pair<int64_t, uint64_t>>& marks, const std::vector<int>& lanes) {
   {
+    std::lock_guard<std::mutex> mark(mark_mu_);
     std::lock_guard<std::mutex> lock(state_mu_);
     State next;
     next.fragments = std::make_shared<const std::vector<Fragment>>();
-    next.carried = std::make_shared<const std::vector<uint64_t>>();
+    next.carried = std::make_shared<const std::vector<std::vector<uint64_t>>>();
     next.batches = std::make_shared<memtable::AppendLog<arrow::RecordBatchPtr>>();
     next.starts = std::make_shared<memtable::AppendLog<int64_t>>();
     next.live = std::make_shared<Liveness>();
     next.epoch = state_.epoch + 1;
     state_ = std::move(next);
     for (const auto& f : fragments) AppendLocked(f);
-    CarryLocked(marks);
+    CarryLocked(marks, lanes, 0);
   }
   std::lock_guard<std::mutex> lock(idx_mu_);
   indexes_ = std::move(indexes);
@@ -132,7 +159,46 @@ std::optional<int64_t> BaseSource::Lookup(const State& state, std::string_view k
 }
 
 int64_t BaseSource::DeadIn(const State& state, const Visibility& view) const {
-  return state.live->DeadIn(view) + state.carried_folded + CountVisible(*state.carried, view);
+  int64_t dead = state.live->DeadIn(view) + state.carried_folded;
+  const auto& carried = *state.carried;
+  for (size_t lane = 0; lane < carried.size(); ++lane) {
+    if (const Visibility* v = view.ForLane(static_cast<int>(lane))) {
+      dead += CountVisible(carried[lane], *v);
+    }
+  }
+  return dead;
+}
+
+std::optional<SourceView> BaseSource::View(const State& st, std::shared_ptr<const Visibility> vis,
+                                           const std::vector<index::IndexSpec>& current,
+                                           const std::vector<int>& key_columns) const {
+  if (st.rows == 0) return std::nullopt;
+  SourceView v;
+  v.name = "base";
+  v.generation = 0;
+  v.batches = Batches(st);
+  v.batch_starts = BatchStarts(st);
+  v.num_rows = st.rows;
+  v.liveness = st.live;
+  v.live_rows = st.rows - DeadIn(st, *vis);
+  v.visibility = std::move(vis);
+  for (auto& idx : indexes()) {
+    if (idx->rows_indexed() < st.rows) continue;
+    bool is_current = false;
+    for (const auto& spec : current) {
+      is_current |= spec.name == idx->spec().name && spec.uuid == idx->spec().uuid;
+    }
+    if (is_current) v.indexes.push_back(std::move(idx));
+  }
+  if (!key_columns.empty()) {
+    v.key_columns = key_columns;
+    v.find_key = [st](std::string_view key) -> std::optional<int64_t> {
+      auto p = BaseSource::Lookup(st, key);
+      if (p && *p >= st.rows) return std::nullopt;
+      return p;
+    };
+  }
+  return v;
 }
 
 std::vector<std::shared_ptr<index::ColumnIndex>> BaseSource::indexes() const {

@@ -21,11 +21,17 @@
 // separately (CarryMark); once their generation is compacted too they are always visible and
 // fold into a plain count (FoldCarried).
 //
-// Thread-safety: the writer methods (AppendFragment, CarryMark, FoldCarried, liveness() marks)
-// are serialised by the caller: before the base is handed to a shard writer, its opener; after,
-// the shard writer's `mu`. `state_mu_` guards the published state (rows, fragments, carried
-// marks) that readers copy with CurrentState(); `idx_mu_` guards the index list. Every const
-// method may run from any thread.
+// Shared by several shards (docs/SHARDING.md "One base for all shards"): each shard writer
+// marks the base rows of its own keys in its own lane (shard/liveness.h "Lanes"), carried
+// marks are kept per lane, and a view of the whole table reads the base once under a
+// Visibility with one lane per shard (View). `mark_mu_` serialises every writer-side change
+// (marks of every lane, AppendFragment, CarryMarks, FoldCarried, Replace), so several shard
+// writers mark concurrently, each under its own lock (lock order: a shard's `mu`, then
+// mark_mu_, then state_mu_).
+// Thread-safety: the writer methods are serialised by mark_mu_ (liveness() hands out the
+// liveness for its opener, before any shard writer has the base). `state_mu_` guards the published
+// state (rows, fragments, carried marks) that readers copy with CurrentState(); `idx_mu_` guards
+// the index list. Every const method may run from any thread.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +47,7 @@
 #include "index/column_index.h"
 #include "memtable/append_log.h"
 #include "shard/liveness.h"
+#include "shard/source_view.h"
 #include "sstable/sstable_reader.h"
 
 namespace strata::shard {
@@ -56,7 +63,8 @@ class BaseSource {
     int64_t rows = 0;
     size_t num_batches = 0;  // batches holding rows [0, rows)
     std::shared_ptr<const std::vector<Fragment>> fragments;
-    std::shared_ptr<const std::vector<uint64_t>> carried;  // sorted carried marks
+    /// Carried marks not yet folded, sorted, by lane (index = lane; lane 0 first).
+    std::shared_ptr<const std::vector<std::vector<uint64_t>>> carried;
     int64_t carried_folded = 0;  // carried marks whose generation is compacted: always dead
     uint64_t epoch = 0;          // rewrites installed before this state (Replace)
     std::shared_ptr<memtable::AppendLog<arrow::RecordBatchPtr>> batches;
@@ -72,20 +80,28 @@ class BaseSource {
   /// Appends `data`'s rows as base rows [rows(), rows() + data->num_rows()) (addressable in
   /// liveness, unmarked). Views built afterwards include them.
   void AppendFragment(std::shared_ptr<const sstable::SSTableReader> data);
-  /// The current liveness (writer: under the same serialisation as Replace).
+  /// The current liveness, for the base's opener (deletion vectors) before a writer has it.
   Liveness& liveness();
-  /// Marks each (position, by) (`by` a row address or kDead, any order): marks carried over
-  /// from the SSTable rows a compaction copied. Rows already marked keep their mark.
-  void CarryMarks(const std::vector<std::pair<int64_t, uint64_t>>& marks);
-  /// Folds carried marks naming generations <= `generation` into the always-dead count.
-  void FoldCarried(uint64_t generation);
+  /// A shard writer's mark: the newest base row of encoded `key` is superseded by `by` (a row
+  /// address of `lane`, or kDead). `state` is the writer's CurrentState() (the key is looked
+  /// up in it without the lock); if a rewrite replaced the state meanwhile, the key is looked
+  /// up again in the current one. Returns whether a row was marked.
+  bool MarkKey(const State& state, std::string_view key, uint64_t by, int lane = 0);
+  /// Marks each (position, by) (`by` a row address of `lane` or kDead, any order): marks
+  /// carried over from the SSTable rows a compaction copied. Rows already marked keep theirs.
+  void CarryMarks(const std::vector<std::pair<int64_t, uint64_t>>& marks, int lane = 0);
+  /// Folds carried marks of `lane` naming generations <= `generation` into the always-dead
+  /// count.
+  void FoldCarried(uint64_t generation, int lane = 0);
   /// A base rewrite's install: the base becomes exactly the rows of `fragments` (positions
   /// renumbered from 0), with `indexes` as its index list and `marks` (position, by) carried
   /// onto the new positions as CarryMarks does; `epoch` grows by one. States captured before
   /// keep their own batches and liveness. Writer-serialised (the shard writer's `mu`).
+  /// `lanes` (empty: every mark in lane 0) gives each mark's lane, parallel to `marks`.
   void Replace(const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
                std::vector<std::shared_ptr<index::ColumnIndex>> indexes,
-               const std::vector<std::pair<int64_t, uint64_t>>& marks);
+               const std::vector<std::pair<int64_t, uint64_t>>& marks,
+               const std::vector<int>& lanes = {});
 
   // ---- readers ----
   State CurrentState() const;
@@ -99,8 +115,15 @@ class BaseSource {
   /// Newest base row of `key` (an encoded key, format/key_encoding.h) in `state`'s fragments:
   /// newest fragment first, bloom filter then key index. The row may be dead: check liveness.
   static std::optional<int64_t> Lookup(const State& state, std::string_view key);
-  /// Dead rows of `state` as `view` sees them (O(fragments + log(marks))), by its liveness.
+  /// Dead rows of `state` as `view` sees them (O(lanes x log(marks))), by its liveness.
   int64_t DeadIn(const State& state, const Visibility& view) const;
+  /// The read source of `state` under `view` ("base", generation 0): the base indexes that
+  /// cover every row and belong to a definition of `current` (name and uuid), and point
+  /// lookups over `key_columns` (storage indexes; empty: none, for `_rowid` tables). For a base
+  /// shared by shards, `view` has one lane per shard. nullopt when the base has no row.
+  std::optional<SourceView> View(const State& state, std::shared_ptr<const Visibility> view,
+                                 const std::vector<index::IndexSpec>& current,
+                                 const std::vector<int>& key_columns) const;
 
   // ---- indexes (idx_mu_) ----
   /// The base-wide index of each definition (may cover fewer rows than rows() while it is
@@ -116,9 +139,12 @@ class BaseSource {
  private:
   /// Appends `data`'s batches to state_'s logs (state_mu_ held).
   void AppendLocked(std::shared_ptr<const sstable::SSTableReader> data);
-  void CarryLocked(const std::vector<std::pair<int64_t, uint64_t>>& marks);
+  void CarryLocked(const std::vector<std::pair<int64_t, uint64_t>>& marks,
+                   const std::vector<int>& lanes, int lane);
 
   const arrow::SchemaPtr storage_schema_;
+  /// Serialises writer-side changes of the liveness and rows (see the file comment).
+  std::mutex mark_mu_;
   mutable std::mutex state_mu_;
   State state_;  // guarded by state_mu_ (its batches / starts / live replaced only by Replace)
   mutable std::mutex idx_mu_;

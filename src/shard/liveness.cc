@@ -61,31 +61,96 @@ std::shared_ptr<Liveness> Liveness::WithDeadRows(int64_t rows, const std::vector
 void Liveness::EnsureRows(int64_t rows) {
   if (rows <= rows_) return;
   marks_.Ensure(rows, kNone);
+  if (lanes_owned_ != nullptr) lanes_owned_->row_lane.Ensure(rows, 0);
   rows_ = rows;
 }
 
-bool Liveness::Supersede(int64_t position, uint64_t by) {
+void Liveness::Log::Append(uint64_t seq) {
+  const int64_t n = size.load(std::memory_order_relaxed);
+  entries.Ensure(n + 1, kNone);
+  entries.Slot(n)->store(seq, std::memory_order_relaxed);
+  size.store(n + 1, std::memory_order_release);
+}
+
+int64_t Liveness::Log::Below(uint64_t seq) const {
+  // The log is ascending; entries [0, size) are published.
+  int64_t lo = 0, hi = size.load(std::memory_order_acquire);
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (entries.Slot(mid)->load(std::memory_order_relaxed) < seq) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+int64_t Liveness::Log::VisibleIn(const Visibility& view) const {
+  if (view.memtables.empty()) return size.load(std::memory_order_acquire);
+  int64_t n = Below(RowAddress(view.memtables.front().generation, 0));
+  for (const auto& m : view.memtables) {
+    n += Below(RowAddress(m.generation, m.watermark)) - Below(RowAddress(m.generation, 0));
+  }
+  return n;
+}
+
+const Liveness::Log* Liveness::LaneLog(int lane) const {
+  if (lane == 0) return &log_;
+  const Lanes* l = lanes_.load(std::memory_order_acquire);
+  if (l == nullptr || lane < 0 || lane >= kMaxLanes) return nullptr;
+  return l->logs[lane].load(std::memory_order_acquire);
+}
+
+bool Liveness::Supersede(int64_t position, uint64_t by, int lane) {
   std::atomic<uint64_t>* slot = marks_.Slot(position);
   if (slot == nullptr || position >= rows_ || by == kNone) return false;
+  if (lane < 0 || lane >= kMaxLanes) return false;
   if (slot->load(std::memory_order_relaxed) != kNone) return false;
   if (by == kDead) {
-    slot->store(kDead, std::memory_order_relaxed);
+    slot->store(kDead, std::memory_order_release);
     dead_count_.fetch_add(1, std::memory_order_release);
     return true;
   }
-  const int64_t n = log_size_.load(std::memory_order_relaxed);
-  log_.Ensure(n + 1, kNone);
-  log_.Slot(n)->store(by, std::memory_order_relaxed);
-  slot->store(by, std::memory_order_relaxed);
-  log_size_.store(n + 1, std::memory_order_release);
-  return true;
+  if (lane == 0) {
+    log_.Append(by);
+    slot->store(by, std::memory_order_release);
+    return true;
+  }
+  if (lanes_owned_ == nullptr) {
+    lanes_owned_ = std::make_unique<Lanes>();
+    lanes_owned_->row_lane.Ensure(rows_, 0);
+    lanes_.store(lanes_owned_.get(), std::memory_order_release);
+  }
+  Lanes& l = *lanes_owned_;
+  Log* log = l.logs[lane].load(std::memory_order_relaxed);
+  if (log == nullptr) {
+    l.owned.push_back(std::make_unique<Log>());
+    log = l.owned.back().get();
+    l.logs[lane].store(log, std::memory_order_release);
+    if (lane > l.max_lane.load(std::memory_order_relaxed)) {
+      l.max_lane.store(lane, std::memory_order_release);
+    }
+  }
+  log->Append(by);  // the log before the mark, as in lane 0
+  return SetMarkUnlogged(position, by, lane);
 }
 
-bool Liveness::SetMarkUnlogged(int64_t position, uint64_t by) {
+bool Liveness::SetMarkUnlogged(int64_t position, uint64_t by, int lane) {
   std::atomic<uint64_t>* slot = marks_.Slot(position);
   if (slot == nullptr || position >= rows_ || by == kNone || by == kDead) return false;
+  if (lane < 0 || lane >= kMaxLanes) return false;
   if (slot->load(std::memory_order_relaxed) != kNone) return false;
-  slot->store(by, std::memory_order_relaxed);
+  if (lane != 0) {
+    if (lanes_owned_ == nullptr) {
+      lanes_owned_ = std::make_unique<Lanes>();
+      lanes_owned_->row_lane.Ensure(rows_, 0);
+      lanes_.store(lanes_owned_.get(), std::memory_order_release);
+    }
+    lanes_owned_->row_lane.Slot(position)->store(static_cast<uint64_t>(lane),
+                                                 std::memory_order_relaxed);
+  }
+  slot->store(by, std::memory_order_release);  // publishes the lane with it
   return true;
 }
 
@@ -104,29 +169,40 @@ int64_t CountVisible(const std::vector<uint64_t>& sorted, const Visibility& view
 
 uint64_t Liveness::Mark(int64_t position) const {
   const std::atomic<uint64_t>* slot = marks_.Slot(position);
-  return slot == nullptr ? kNone : slot->load(std::memory_order_relaxed);
+  return slot == nullptr ? kNone : slot->load(std::memory_order_acquire);
 }
 
-int64_t Liveness::LogBelow(uint64_t seq) const {
-  // The log is ascending; entries [0, log_size()) are published.
-  int64_t lo = 0, hi = log_size();
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    if (LogAt(mid) < seq) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
+int Liveness::Lane(int64_t position) const {
+  const Lanes* l = lanes_.load(std::memory_order_acquire);
+  if (l == nullptr) return 0;
+  const std::atomic<uint64_t>* slot = l->row_lane.Slot(position);
+  return slot == nullptr ? 0 : static_cast<int>(slot->load(std::memory_order_relaxed));
+}
+
+int64_t Liveness::marks() const {
+  int64_t n =
+      dead_count_.load(std::memory_order_acquire) + log_.size.load(std::memory_order_acquire);
+  if (const Lanes* l = lanes_.load(std::memory_order_acquire)) {
+    const int max = l->max_lane.load(std::memory_order_acquire);
+    for (int lane = 1; lane <= max; ++lane) {
+      if (const Log* log = l->logs[lane].load(std::memory_order_acquire)) {
+        n += log->size.load(std::memory_order_acquire);
+      }
     }
   }
-  return lo;
+  return n;
 }
 
 int64_t Liveness::DeadIn(const Visibility& view) const {
   int64_t dead = dead_count_.load(std::memory_order_acquire);
-  if (view.memtables.empty()) return dead + log_size();
-  dead += LogBelow(RowAddress(view.memtables.front().generation, 0));
-  for (const auto& m : view.memtables) {
-    dead += LogBelow(RowAddress(m.generation, m.watermark)) - LogBelow(RowAddress(m.generation, 0));
+  if (const Visibility* v = view.ForLane(0)) dead += log_.VisibleIn(*v);
+  const Lanes* l = lanes_.load(std::memory_order_acquire);
+  if (l == nullptr) return dead;
+  const int max = l->max_lane.load(std::memory_order_acquire);
+  for (int lane = 1; lane <= max; ++lane) {
+    const Log* log = l->logs[lane].load(std::memory_order_acquire);
+    const Visibility* v = view.ForLane(lane);
+    if (log != nullptr && v != nullptr) dead += log->VisibleIn(*v);
   }
   return dead;
 }

@@ -26,10 +26,20 @@
 // generations that g's rows superseded (sstable/sstable_writer.h supersedes.bin); opening a
 // shard marks them kDead again, with the SSTable's deletion vector and tombstones.
 //
+//
+// Lanes (a base shared by the shards of a table, docs/SHARDING.md): every shard's writer marks
+// the base rows of its own keys with addresses of ITS generations, which only its visibility
+// can judge. So a mark carries the lane (the shard's index in the table) it was made in, each
+// lane has its own ascending log, and a view of such a source is a Visibility whose `lanes`
+// holds one visibility per lane. Lane 0 costs nothing extra; the per-row lanes (8 bytes a
+// row) and lane logs exist only once a lane above 0 marks. A lane is written before its mark
+// (release) and read after it (acquire), so a reader that sees a mark sees its lane.
+//
 // Storage: marks and log live in segments of 1,024 entries allocated on demand behind a
 // directory that grows by doubling, so readers index them without a lock while the writer
 // appends. Memory: 8 bytes per row plus 8 per mark (rounded up to 8 KiB segments).
-// Thread-safety: Supersede / EnsureRows are for the one writer (serialised by the caller);
+// Thread-safety: Supersede / EnsureRows are for one writer at a time (serialised by the caller:
+// a shard's lock, or the shared base's mark lock);
 // every const method may run concurrently with them and with each other.
 #pragma once
 
@@ -50,9 +60,19 @@ struct Visibility {
   /// generation below the first is published (an SSTable of the view) and wholly visible;
   /// generations above the last are not visible. Empty: every address is visible.
   std::vector<MemGen> memtables;
+  /// A view of a source marked in several lanes (a shared base): the view of each lane, by
+  /// lane; empty for a source of one shard. A lane past the end sees no address.
+  std::vector<std::shared_ptr<const Visibility>> lanes;
 
-  /// Whether the row at address `seq` (generation << 32 | position, or 0) is visible.
+  /// Whether the row at address `seq` (generation << 32 | position, or 0) is visible (in the
+  /// view of a one-shard source; Liveness picks the lane's view for laned marks).
   bool Visible(uint64_t seq) const;
+  /// The view a mark of `lane` is judged by: lanes[lane], or this view when lanes is empty;
+  /// nullptr for a lane past the end of `lanes`.
+  const Visibility* ForLane(int lane) const {
+    if (lanes.empty()) return this;
+    return lane < static_cast<int>(lanes.size()) ? lanes[static_cast<size_t>(lane)].get() : nullptr;
+  }
 };
 
 /// How many of `sorted` (ascending row addresses) `view` sees: one binary search per MemTable
@@ -80,27 +100,37 @@ class Liveness {
 
   /// Writer: makes rows [0, rows) addressable (new rows start kNone).
   void EnsureRows(int64_t rows);
-  /// Writer: marks row `position` superseded by `by` (kDead or a row address) when it is not
-  /// marked yet; returns whether it changed. A mark is never changed later. `position` must be
-  /// below EnsureRows.
-  bool Supersede(int64_t position, uint64_t by);
+  /// Most lanes a Liveness takes (the most shards a table has: num_buckets <= 1024).
+  static constexpr int kMaxLanes = 1024;
+
+  /// Writer: marks row `position` superseded by `by` (kDead or a row address of `lane`) when
+  /// it is not marked yet; returns whether it changed. A mark is never changed later.
+  /// `position` must be below EnsureRows; `lane` in [0, kMaxLanes) (false otherwise).
+  bool Supersede(int64_t position, uint64_t by, int lane = 0);
 
   /// Writer: sets the mark of row `position` to the row address `by` WITHOUT logging it (so
   /// DeadIn does not count it): for marks that arrive out of address order, counted by the
   /// caller (shard/base_source.h). Returns whether it changed (false when already marked).
-  bool SetMarkUnlogged(int64_t position, uint64_t by);
+  bool SetMarkUnlogged(int64_t position, uint64_t by, int lane = 0);
 
   /// The mark of row `position` (kNone when out of range).
   uint64_t Mark(int64_t position) const;
+  /// The lane of row `position`'s mark (0 when unmarked, kDead, or marked in lane 0).
+  int Lane(int64_t position) const;
   /// Whether row `position` is live in `view`.
   bool IsLive(int64_t position, const Visibility& view) const {
     const uint64_t m = Mark(position);
-    return m == kNone || !view.Visible(m);
+    if (m == kNone) return true;
+    if (m == kDead) return false;
+    if (view.lanes.empty()) return !view.Visible(m);
+    const Visibility* v = view.ForLane(Lane(position));
+    return v == nullptr || !v->Visible(m);
   }
-  /// Rows marked dead that `view` sees as dead (kDead marks plus visible log entries).
+  /// Rows marked dead that `view` sees as dead (kDead marks plus visible log entries of every
+  /// lane, each judged by its lane's view).
   int64_t DeadIn(const Visibility& view) const;
   /// Marks set so far (any kind).
-  int64_t marks() const { return dead_count_.load(std::memory_order_acquire) + log_size(); }
+  int64_t marks() const;
 
  private:
   static constexpr int kSegBits = 10;  // 1,024 entries (8 KiB) per segment
@@ -120,15 +150,30 @@ class Liveness {
     void Ensure(int64_t n, uint64_t fill);
     std::atomic<uint64_t>* Slot(int64_t i) const;  // nullptr when not allocated
   };
-  int64_t log_size() const { return log_size_.load(std::memory_order_acquire); }
-  uint64_t LogAt(int64_t i) const { return log_.Slot(i)->load(std::memory_order_relaxed); }
-  /// Log entries with sequence < `seq`.
-  int64_t LogBelow(uint64_t seq) const;
+  /// One lane's ascending log of address marks.
+  struct Log {
+    Segments entries;
+    std::atomic<int64_t> size{0};
+    void Append(uint64_t seq);  // writer
+    /// Entries with sequence < `seq`.
+    int64_t Below(uint64_t seq) const;
+    /// Entries `view` sees.
+    int64_t VisibleIn(const Visibility& view) const;
+  };
+  /// Lanes above 0, allocated when first marked: per-row lanes and one log per lane.
+  struct Lanes {
+    Segments row_lane;  // the lane of each marked row (0 where never set)
+    std::unique_ptr<std::atomic<Log*>[]> logs { new std::atomic<Log*>[ kMaxLanes ]() };
+    std::vector<std::unique_ptr<Log>> owned;  // writer only
+    std::atomic<int> max_lane{0};             // highest lane with a log
+  };
+  const Log* LaneLog(int lane) const;
 
   Segments marks_;
   int64_t rows_ = 0;  // writer only
-  Segments log_;
-  std::atomic<int64_t> log_size_{0};
+  Log log_;           // lane 0
+  std::atomic<Lanes*> lanes_{nullptr};
+  std::unique_ptr<Lanes> lanes_owned_;  // writer only
   std::atomic<int64_t> dead_count_{0};  // kDead marks
 };
 

@@ -15,43 +15,22 @@ void ShardWriter::Impl::LoadBaseLiveness() {
   for (const auto& t : sstables) {
     const sstable::PkIndex& pk = t->pk_index();
     for (int64_t k = 0; k < pk.size(); ++k) {
-      if (auto p = BaseSource::Lookup(st, pk.key(k))) st.live->Supersede(*p, Liveness::kDead);
+      base->MarkKey(st, pk.key(k), Liveness::kDead, options.base_lane);
     }
   }
 }
 
 void ShardWriter::Impl::MarkBaseRow(const BaseSource::State& state, std::string_view key,
                                     uint64_t seq) {
-  if (auto p = BaseSource::Lookup(state, key)) state.live->Supersede(*p, seq);
+  base->MarkKey(state, key, seq, options.base_lane);
 }
 
 std::optional<SourceView> ShardWriter::Impl::BaseViewLocked(
     const std::shared_ptr<const Visibility>& vis) const {
-  if (base == nullptr) return std::nullopt;
-  BaseSource::State st = base->CurrentState();
-  if (st.rows == 0) return std::nullopt;
-  SourceView v;
-  v.name = "base";
-  v.generation = 0;
-  v.batches = base->Batches(st);
-  v.batch_starts = base->BatchStarts(st);
-  v.num_rows = st.rows;
-  v.liveness = st.live;
-  v.visibility = vis;
-  v.live_rows = st.rows - base->DeadIn(st, *vis);
-  for (auto& idx : base->indexes()) {
-    if (idx->rows_indexed() < st.rows || !SpecCurrent(idx->spec())) continue;
-    v.indexes.push_back(std::move(idx));
-  }
-  if (layout.rowid_column < 0) {
-    v.key_columns = layout.key_columns;
-    v.find_key = [st](std::string_view key) -> std::optional<int64_t> {
-      auto p = BaseSource::Lookup(st, key);
-      if (p && *p >= st.rows) return std::nullopt;
-      return p;
-    };
-  }
-  return v;
+  // A base shared by several shards is read once by the table's view, not by each shard's.
+  if (base == nullptr || !options.base_in_view) return std::nullopt;
+  return base->View(base->CurrentState(), vis, specs,
+                    layout.rowid_column < 0 ? layout.key_columns : std::vector<int>{});
 }
 
 std::shared_ptr<BaseSource> ShardWriter::base() const {
@@ -124,8 +103,8 @@ Status ShardWriter::InstallCompaction(const CompactionInstall& install) {
     const uint64_t m = s.sstable_live[static_cast<size_t>(index_of(gen))]->Mark(pos);
     if (m != Liveness::kNone) carried.emplace_back(first + static_cast<int64_t>(i), m);
   }
-  s.base->CarryMarks(carried);
-  s.base->FoldCarried(install.compacted_generation);
+  s.base->CarryMarks(carried, s.options.base_lane);
+  s.base->FoldCarried(install.compacted_generation, s.options.base_lane);
   s.compacted_generation = install.compacted_generation;
   for (size_t i = s.sstables.size(); i-- > 0;) {
     if (s.sstables[i]->generation() <= install.compacted_generation) {
@@ -163,6 +142,7 @@ Status ShardWriter::InstallRewrite(const RewriteInstall& install) {
   // The mark each old position holds now: writes that arrived while the rewrite ran marked
   // the old position (their lookups found the old fragments); the copy must stay as dead.
   std::vector<std::pair<int64_t, uint64_t>> marks;
+  std::vector<int> lanes;
   for (size_t i = 0; i < install.origins.size(); ++i) {
     const int64_t p = install.origins[i];
     if (p < 0 || p >= old.rows) {
@@ -170,9 +150,12 @@ Status ShardWriter::InstallRewrite(const RewriteInstall& install) {
                              " is not a base row (" + std::to_string(old.rows) + " rows)");
     }
     const uint64_t m = old.live->Mark(p);
-    if (m != Liveness::kNone) marks.emplace_back(static_cast<int64_t>(i), m);
+    if (m != Liveness::kNone) {
+      marks.emplace_back(static_cast<int64_t>(i), m);
+      lanes.push_back(old.live->Lane(p));
+    }
   }
-  s.base->Replace(install.fragments, install.indexes, marks);
+  s.base->Replace(install.fragments, install.indexes, marks, lanes);
   s.visible_epoch.fetch_add(1);
   s.cv.notify_all();
   return Status::OK();

@@ -114,6 +114,12 @@ struct ShardWriterOptions {
   /// The table's base (src/base/ opens it from the table manifest): the oldest source of every
   /// view, marked at write time like the other tiers. Null: no base.
   std::shared_ptr<BaseSource> base;
+  /// The lane (shard/liveness.h "Lanes") this writer marks base rows in: its shard's index in
+  /// a table whose shards share one base (0 for a one-shard table).
+  int base_lane = 0;
+  /// Whether this writer's views (Snapshot) include the base. False for the shards of a table
+  /// that share one base: the table's view reads it once, with every shard's visibility.
+  bool base_in_view = true;
   /// The table manifest's compacted_generation for this shard: published SSTables of this
   /// generation or older are in the base and are not opened.
   uint64_t compacted_generation = 0;
