@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
 # test-s3 is not part of `test` (it installs Ceph, ~336 MB; see README.md).
-.PHONY: test-s3 deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-rest format clean crash bench-compare \
+.PHONY: test-s3 deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-multi-shard bench-rest format clean crash bench-compare \
   bench-s3 soak-diff bench-read-view bench-replay bench-compaction bench-l0 bench-query bench-ivfpq-clustered
 
 deps:
@@ -163,6 +163,14 @@ bench-replay: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target replay_bench
 	$(BUILD)/replay_bench
+
+# Multi-shard writes at the storage level (issue 16): 4 clients of 1,000-row Fashion-MNIST-shaped
+# batches into 1 shard (Put) vs 4 shards (WriteAllOrNothing), rows/s, latency and CPU cores
+# (bench/multi_shard_write_bench.cc; STRATA_MSW_* set the shape).
+bench-multi-shard: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target multi_shard_write_bench
+	$(BUILD)/multi_shard_write_bench
 
 # Compaction and GC at scale (issue 21): STRATA_COMPACTION_BENCH_ROWS rows (default 1,000,000).
 bench-compaction: deps

@@ -11,6 +11,8 @@ BaseSource::BaseSource(arrow::SchemaPtr storage_schema)
   state_.batches = std::make_shared<memtable::AppendLog<arrow::RecordBatchPtr>>();
   state_.starts = std::make_shared<memtable::AppendLog<int64_t>>();
   state_.live = std::make_shared<Liveness>();
+  state_.carried_folded = std::make_shared<const std::vector<int64_t>>();
+  current_live_ = state_.live.get();
 }
 
 void BaseSource::AppendFragment(std::shared_ptr<const sstable::SSTableReader> data) {
@@ -41,15 +43,12 @@ void BaseSource::AppendLocked(std::shared_ptr<const sstable::SSTableReader> data
 bool BaseSource::MarkKey(const State& state, std::string_view key, uint64_t by, int lane) {
   std::optional<int64_t> p = Lookup(state, key);
   std::lock_guard<std::mutex> mark(mark_mu_);
-  std::shared_ptr<Liveness> live = state.live;
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
-    if (state_.live != state.live) {  // a rewrite renumbered the rows: look up again
-      live = state_.live;
-      p = Lookup(state_, key);
-    }
-  }
-  return p.has_value() && live->Supersede(*p, by, lane);
+  if (current_live_ == state.live.get())
+    return p.has_value() && state.live->Supersede(*p, by, lane);
+  // A rewrite renumbered the rows since `state` (rare): look up again in the current ones.
+  const State now = CurrentState();
+  p = Lookup(now, key);
+  return p.has_value() && now.live->Supersede(*p, by, lane);
 }
 
 void BaseSource::CarryMarks(const std::vector<std::pair<int64_t, uint64_t>>& marks, int lane) {
@@ -87,32 +86,83 @@ void BaseSource::FoldCarried(uint64_t generation, int lane) {
   const auto& c = (*state_.carried)[static_cast<size_t>(lane)];
   const auto cut = std::lower_bound(c.begin(), c.end(), limit);
   if (cut == c.begin()) return;
-  state_.carried_folded += cut - c.begin();
+  auto folded = std::make_shared<std::vector<int64_t>>(*state_.carried_folded);
+  if (folded->size() <= static_cast<size_t>(lane)) folded->resize(static_cast<size_t>(lane) + 1);
+  (*folded)[static_cast<size_t>(lane)] += cut - c.begin();
+  state_.carried_folded = std::move(folded);
   auto next = std::make_shared<std::vector<std::vector<uint64_t>>>(*state_.carried);
   (*next)[static_cast<size_t>(lane)] = std::vector<uint64_t>(cut, c.end());
   state_.carried = std::move(next);
 }
 
+void BaseSource::ReplaceLocked(
+    const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
+    const std::vector<std::pair<int64_t, uint64_t>>& marks, const std::vector<int>& lanes) {
+  State next;
+  next.fragments = std::make_shared<const std::vector<Fragment>>();
+  next.carried = std::make_shared<const std::vector<std::vector<uint64_t>>>();
+  next.carried_folded = std::make_shared<const std::vector<int64_t>>();
+  next.batches = std::make_shared<memtable::AppendLog<arrow::RecordBatchPtr>>();
+  next.starts = std::make_shared<memtable::AppendLog<int64_t>>();
+  next.live = std::make_shared<Liveness>();
+  next.epoch = state_.epoch + 1;
+  state_ = std::move(next);
+  current_live_ = state_.live.get();
+  for (const auto& f : fragments) AppendLocked(f);
+  CarryLocked(marks, lanes, 0);
+}
+
 void BaseSource::Replace(
     const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
     std::vector<std::shared_ptr<index::ColumnIndex>> indexes,
-    const std::vector<std::pair<int64_t, uint64_t>>& marks, const std::vector<int>& lanes) {
+    const std::vector<std::pair<int64_t, uint64_t>>& marks) {
   {
     std::lock_guard<std::mutex> mark(mark_mu_);
     std::lock_guard<std::mutex> lock(state_mu_);
-    State next;
-    next.fragments = std::make_shared<const std::vector<Fragment>>();
-    next.carried = std::make_shared<const std::vector<std::vector<uint64_t>>>();
-    next.batches = std::make_shared<memtable::AppendLog<arrow::RecordBatchPtr>>();
-    next.starts = std::make_shared<memtable::AppendLog<int64_t>>();
-    next.live = std::make_shared<Liveness>();
-    next.epoch = state_.epoch + 1;
-    state_ = std::move(next);
-    for (const auto& f : fragments) AppendLocked(f);
-    CarryLocked(marks, lanes, 0);
+    ReplaceLocked(fragments, marks, {});
   }
   std::lock_guard<std::mutex> lock(idx_mu_);
   indexes_ = std::move(indexes);
+}
+
+Status BaseSource::ReplaceFrom(
+    uint64_t epoch, const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
+    std::vector<std::shared_ptr<index::ColumnIndex>> indexes, const std::vector<int64_t>& origins) {
+  int64_t rows = 0;
+  for (const auto& f : fragments) rows += f->num_rows();
+  if (static_cast<int64_t>(origins.size()) != rows) {
+    return Status::Invalid("base rewrite install: " + std::to_string(origins.size()) +
+                           " origins for " + std::to_string(rows) + " rows");
+  }
+  {
+    std::lock_guard<std::mutex> mark(mark_mu_);
+    std::lock_guard<std::mutex> lock(state_mu_);
+    if (state_.epoch != epoch) {
+      return Status::Invalid("base rewrite of epoch " + std::to_string(epoch) +
+                             ": the base is at epoch " + std::to_string(state_.epoch));
+    }
+    // The mark each old position holds now: writes that arrived while the rewrite ran marked
+    // the old position (their lookups found the old fragments); the copy must stay as dead.
+    const Liveness& old = *state_.live;
+    std::vector<std::pair<int64_t, uint64_t>> marks;
+    std::vector<int> lanes;
+    for (size_t i = 0; i < origins.size(); ++i) {
+      const int64_t p = origins[i];
+      if (p < 0 || p >= state_.rows) {
+        return Status::Invalid("base rewrite install: origin " + std::to_string(p) +
+                               " is not a base row (" + std::to_string(state_.rows) + " rows)");
+      }
+      const uint64_t m = old.Mark(p);
+      if (m != Liveness::kNone) {
+        marks.emplace_back(static_cast<int64_t>(i), m);
+        lanes.push_back(old.Lane(p));
+      }
+    }
+    ReplaceLocked(fragments, marks, lanes);
+  }
+  std::lock_guard<std::mutex> lock(idx_mu_);
+  indexes_ = std::move(indexes);
+  return Status::OK();
 }
 
 Liveness& BaseSource::liveness() {
@@ -159,12 +209,16 @@ std::optional<int64_t> BaseSource::Lookup(const State& state, std::string_view k
 }
 
 int64_t BaseSource::DeadIn(const State& state, const Visibility& view) const {
-  int64_t dead = state.live->DeadIn(view) + state.carried_folded;
+  int64_t dead = state.live->DeadIn(view);
   const auto& carried = *state.carried;
   for (size_t lane = 0; lane < carried.size(); ++lane) {
     if (const Visibility* v = view.ForLane(static_cast<int>(lane))) {
       dead += CountVisible(carried[lane], *v);
     }
+  }
+  const auto& folded = *state.carried_folded;
+  for (size_t lane = 0; lane < folded.size(); ++lane) {
+    if (view.ForLane(static_cast<int>(lane)) != nullptr) dead += folded[lane];
   }
   return dead;
 }

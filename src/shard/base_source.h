@@ -65,8 +65,9 @@ class BaseSource {
     std::shared_ptr<const std::vector<Fragment>> fragments;
     /// Carried marks not yet folded, sorted, by lane (index = lane; lane 0 first).
     std::shared_ptr<const std::vector<std::vector<uint64_t>>> carried;
-    int64_t carried_folded = 0;  // carried marks whose generation is compacted: always dead
-    uint64_t epoch = 0;          // rewrites installed before this state (Replace)
+    /// Carried marks whose generation is compacted, by lane: dead in every view of the lane.
+    std::shared_ptr<const std::vector<int64_t>> carried_folded;
+    uint64_t epoch = 0;  // rewrites installed before this state (Replace)
     std::shared_ptr<memtable::AppendLog<arrow::RecordBatchPtr>> batches;
     std::shared_ptr<memtable::AppendLog<int64_t>> starts;
     std::shared_ptr<Liveness> live;
@@ -97,11 +98,17 @@ class BaseSource {
   /// renumbered from 0), with `indexes` as its index list and `marks` (position, by) carried
   /// onto the new positions as CarryMarks does; `epoch` grows by one. States captured before
   /// keep their own batches and liveness. Writer-serialised (the shard writer's `mu`).
-  /// `lanes` (empty: every mark in lane 0) gives each mark's lane, parallel to `marks`.
   void Replace(const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
                std::vector<std::shared_ptr<index::ColumnIndex>> indexes,
-               const std::vector<std::pair<int64_t, uint64_t>>& marks,
-               const std::vector<int>& lanes = {});
+               const std::vector<std::pair<int64_t, uint64_t>>& marks);
+  /// A base rewrite's install from `origins` (for each new row, in order, its position in the
+  /// current rows): reads each origin's mark and lane and installs the new rows (as Replace)
+  /// under one hold of the mark lock, so no shard's mark made meanwhile is lost. Fails
+  /// (changing nothing) when the current epoch is not `epoch` or an origin is out of range.
+  Status ReplaceFrom(uint64_t epoch,
+                     const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
+                     std::vector<std::shared_ptr<index::ColumnIndex>> indexes,
+                     const std::vector<int64_t>& origins);
 
   // ---- readers ----
   State CurrentState() const;
@@ -142,9 +149,16 @@ class BaseSource {
   void CarryLocked(const std::vector<std::pair<int64_t, uint64_t>>& marks,
                    const std::vector<int>& lanes, int lane);
 
+  /// Installs fresh rows (Replace, ReplaceFrom); mark_mu_ and state_mu_ held.
+  void ReplaceLocked(const std::vector<std::shared_ptr<const sstable::SSTableReader>>& fragments,
+                     const std::vector<std::pair<int64_t, uint64_t>>& marks,
+                     const std::vector<int>& lanes);
+
   const arrow::SchemaPtr storage_schema_;
   /// Serialises writer-side changes of the liveness and rows (see the file comment).
   std::mutex mark_mu_;
+  /// state_.live's object, readable under mark_mu_ alone (MarkKey's check for a rewrite).
+  const Liveness* current_live_ = nullptr;  // guarded by mark_mu_
   mutable std::mutex state_mu_;
   State state_;  // guarded by state_mu_ (its batches / starts / live replaced only by Replace)
   mutable std::mutex idx_mu_;

@@ -65,11 +65,14 @@ void Liveness::EnsureRows(int64_t rows) {
   rows_ = rows;
 }
 
-void Liveness::Log::Append(uint64_t seq) {
+void Liveness::Log::Stage(uint64_t seq) {
   const int64_t n = size.load(std::memory_order_relaxed);
   entries.Ensure(n + 1, kNone);
   entries.Slot(n)->store(seq, std::memory_order_relaxed);
-  size.store(n + 1, std::memory_order_release);
+}
+
+void Liveness::Log::Publish() {
+  size.store(size.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 int64_t Liveness::Log::Below(uint64_t seq) const {
@@ -113,8 +116,9 @@ bool Liveness::Supersede(int64_t position, uint64_t by, int lane) {
     return true;
   }
   if (lane == 0) {
-    log_.Append(by);
+    log_.Stage(by);
     slot->store(by, std::memory_order_release);
+    log_.Publish();
     return true;
   }
   if (lanes_owned_ == nullptr) {
@@ -132,8 +136,10 @@ bool Liveness::Supersede(int64_t position, uint64_t by, int lane) {
       l.max_lane.store(lane, std::memory_order_release);
     }
   }
-  log->Append(by);  // the log before the mark, as in lane 0
-  return SetMarkUnlogged(position, by, lane);
+  log->Stage(by);  // entry, then mark, then the entry counts: as in lane 0
+  const bool marked = SetMarkUnlogged(position, by, lane);
+  if (marked) log->Publish();
+  return marked;
 }
 
 bool Liveness::SetMarkUnlogged(int64_t position, uint64_t by, int lane) {

@@ -154,7 +154,10 @@ class Liveness {
   struct Log {
     Segments entries;
     std::atomic<int64_t> size{0};
-    void Append(uint64_t seq);  // writer
+    /// Writer: stores `seq` past the published size; Publish makes it count. A mark is
+    /// stored between the two, so a reader that counts the entry also sees the mark.
+    void Stage(uint64_t seq);
+    void Publish();
     /// Entries with sequence < `seq`.
     int64_t Below(uint64_t seq) const;
     /// Entries `view` sees.

@@ -128,34 +128,10 @@ Status ShardWriter::InstallRewrite(const RewriteInstall& install) {
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.base == nullptr) return Status::Invalid("shard '" + s.shard_id + "' has no base");
-  const BaseSource::State old = s.base->CurrentState();
-  if (old.epoch != install.base_epoch) {
-    return Status::Invalid("base rewrite of epoch " + std::to_string(install.base_epoch) +
-                           ": the base is at epoch " + std::to_string(old.epoch));
-  }
-  int64_t rows = 0;
-  for (const auto& f : install.fragments) rows += f->num_rows();
-  if (static_cast<int64_t>(install.origins.size()) != rows) {
-    return Status::Invalid("base rewrite install: " + std::to_string(install.origins.size()) +
-                           " origins for " + std::to_string(rows) + " rows");
-  }
-  // The mark each old position holds now: writes that arrived while the rewrite ran marked
-  // the old position (their lookups found the old fragments); the copy must stay as dead.
-  std::vector<std::pair<int64_t, uint64_t>> marks;
-  std::vector<int> lanes;
-  for (size_t i = 0; i < install.origins.size(); ++i) {
-    const int64_t p = install.origins[i];
-    if (p < 0 || p >= old.rows) {
-      return Status::Invalid("base rewrite install: origin " + std::to_string(p) +
-                             " is not a base row (" + std::to_string(old.rows) + " rows)");
-    }
-    const uint64_t m = old.live->Mark(p);
-    if (m != Liveness::kNone) {
-      marks.emplace_back(static_cast<int64_t>(i), m);
-      lanes.push_back(old.live->Lane(p));
-    }
-  }
-  s.base->Replace(install.fragments, install.indexes, marks, lanes);
+  // Marks and lanes are read and the rows swapped under the base's mark lock: no shard's mark
+  // made meanwhile is lost.
+  STRATA_RETURN_IF_ERROR(
+      s.base->ReplaceFrom(install.base_epoch, install.fragments, install.indexes, install.origins));
   s.visible_epoch.fetch_add(1);
   s.cv.notify_all();
   return Status::OK();

@@ -243,6 +243,13 @@ Result<std::unique_ptr<ShardWriter>> ShardWriter::Open(std::shared_ptr<io::Objec
         "shard options: max_memtable_rows, max_memtable_bytes, max_unflushed_bytes and "
         "max_wal_entry_bytes must be >= 1 and flush_retries >= 0");
   }
+  if (options.base_lane < 0 || options.base_lane >= Liveness::kMaxLanes ||
+      (options.base_lane > 0 && options.base_in_view)) {
+    // A lane above 0 is a shard of a shared base, whose view only the table can build.
+    return Status::Invalid("shard options: base_lane " + std::to_string(options.base_lane) +
+                           " must be in [0, " + std::to_string(Liveness::kMaxLanes) +
+                           "), and above 0 only with base_in_view false");
+  }
   auto impl = std::make_unique<Impl>();
   Impl& s = *impl;
   s.store = std::move(store);

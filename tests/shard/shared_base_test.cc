@@ -126,17 +126,45 @@ std::map<int64_t, int64_t> TableRows(const BaseSource& base,
   return out;
 }
 
+arrow::SchemaPtr KvStorageSchema(ShardFixture& f) {
+  ShardWriterOptions o;
+  o.primary_key = {"id"};
+  auto probe = ShardWriter::Open(f.faults, kTable, "probe", KvSchema(), o);
+  EXPECT_TRUE(probe.ok()) << probe.status().ToString();
+  return (*probe)->storage_schema();
+}
+
+// Carried marks (and folded ones) are dead only in views that have their lane, as IsLive says.
+TEST(SharedBase, CarriedMarksCountOnlyInViewsOfTheirLane) {
+  ShardFixture f;
+  auto base = MakeBase(f, KvStorageSchema(f), 10);
+  base->CarryMarks({{0, RowAddress(2, 0)}, {1, RowAddress(3, 0)}}, 1);
+  base->CarryMarks({{2, RowAddress(2, 0)}}, 0);
+  auto both = std::make_shared<Visibility>();
+  both->lanes = {Vis({}), Vis({})};
+  auto only0 = std::make_shared<Visibility>();
+  only0->lanes = {Vis({})};
+  auto check = [&](const std::shared_ptr<Visibility>& view, int64_t want_dead) {
+    const auto st = base->CurrentState();
+    EXPECT_EQ(base->DeadIn(st, *view), want_dead);
+    auto v = base->View(st, view, {}, {0});
+    ASSERT_TRUE(v.has_value());
+    int64_t live = 0;
+    for (int64_t p = 0; p < v->num_rows; ++p) live += v->IsLive(p) ? 1 : 0;
+    EXPECT_EQ(live, v->live_rows);
+    EXPECT_EQ(v->live_rows, 10 - want_dead);
+  };
+  check(both, 3);
+  check(only0, 1);
+  base->FoldCarried(2, 1);  // lane 1's generation-2 mark is always dead now, in lane 1's views
+  check(both, 3);
+  check(only0, 1);
+}
+
 TEST(SharedBase, TwoShardWritersMarkOneBaseConcurrentlyAndOneViewReadsIt) {
   ShardFixture f;
   constexpr int64_t kKeys = 400;
-  arrow::SchemaPtr storage;
-  {
-    ShardWriterOptions o;
-    o.primary_key = {"id"};
-    auto probe = std::move(ShardWriter::Open(f.faults, kTable, "probe", KvSchema(), o)).value();
-    storage = probe->storage_schema();
-  }
-  auto base = MakeBase(f, storage, kKeys);
+  auto base = MakeBase(f, KvStorageSchema(f), kKeys);
   auto open = [&](const std::string& id, int lane) {
     ShardWriterOptions o;
     o.primary_key = {"id"};
@@ -146,6 +174,16 @@ TEST(SharedBase, TwoShardWritersMarkOneBaseConcurrentlyAndOneViewReadsIt) {
     o.max_memtable_rows = 50;  // seals and flushes run while the others mark
     return std::move(ShardWriter::Open(f.faults, kTable, id, KvSchema(), o)).value();
   };
+  {
+    ShardWriterOptions bad;
+    bad.primary_key = {"id"};
+    bad.base = base;
+    bad.base_lane = 1;  // a lane above 0 with the base in the shard's own view
+    EXPECT_TRUE(ShardWriter::Open(f.faults, kTable, "bad", KvSchema(), bad).status().IsInvalid());
+    bad.base_in_view = false;
+    bad.base_lane = Liveness::kMaxLanes;
+    EXPECT_TRUE(ShardWriter::Open(f.faults, kTable, "bad", KvSchema(), bad).status().IsInvalid());
+  }
   auto even = open("even", 0);
   auto odd = open("odd", 1);
   int64_t base_live = 0;

@@ -1,0 +1,200 @@
+// Multi-shard ingest at the storage level (issue 16; docs/SHARDING.md "All-or-nothing
+// multi-shard writes"): C client threads each write batches of B rows of Fashion-MNIST shape
+// (id int64 primary key, vector fixed_size_list<float32>[784], random keys), either
+//   - "1 shard": ShardWriter::Put into one shard, or
+//   - "N shards": the rows split by key % N and written with table::WriteAllOrNothing (a part
+//     per shard, prepared in parallel, a commit record, then published),
+// to a LocalObjectStore on this machine's disk (durable puts: every WAL entry and record is
+// fsynced). The two layouts run in turns (ABABAB), each turn on a fresh directory for S
+// seconds; reported: rows/s, p50 / p99 latency of one client write, and the CPU the process
+// used (cores = CPU seconds / wall seconds), with the median over the turns and the ratio of
+// the medians. The table layer (routing by the MemWAL bucket hash, the REST path) is not in
+// this measure: it isolates what the write path itself gains or pays.
+// Environment: STRATA_MSW_SECONDS (4), STRATA_MSW_CLIENTS (4), STRATA_MSW_ROWS (1000),
+// STRATA_MSW_SHARDS (4), STRATA_MSW_TURNS (3). `make bench-multi-shard` runs it.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "arrow/builder.h"
+#include "io/local_object_store.h"
+#include "shard/shard_writer.h"
+#include "table/multi_shard_write.h"
+#include "table/txn_log.h"
+
+namespace {
+
+using namespace strata;  // NOLINT
+using Clock = std::chrono::steady_clock;
+
+constexpr int32_t kDim = 784;
+constexpr char kTable[] = "default/bench";
+
+int64_t Env(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && std::atoll(v) > 0 ? std::atoll(v) : fallback;
+}
+
+arrow::SchemaPtr Schema() {
+  static const arrow::SchemaPtr s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
+      arrow::field("id", arrow::int64(), false),
+      arrow::field("vector",
+                   arrow::fixed_size_list(arrow::field("item", arrow::float32()), kDim))});
+  return s;
+}
+
+arrow::RecordBatchPtr Rows(const std::vector<int64_t>& keys, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<std::optional<int64_t>> ids(keys.begin(), keys.end());
+  std::vector<float> v(keys.size() * kDim);
+  for (auto& x : v) x = u(rng);
+  return std::make_shared<arrow::RecordBatch>(
+      Schema(), static_cast<int64_t>(keys.size()),
+      std::vector<arrow::ArrayDataPtr>{arrow::MakeInt64Array(ids),
+                                       arrow::MakeVectorArray(v, kDim)});
+}
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+struct Turn {
+  double rows_per_s = 0, p50_ms = 0, p99_ms = 0, cores = 0;
+};
+
+Turn RunTurn(int shards, int64_t clients, int64_t rows, double seconds) {
+  const std::string dir =
+      (std::filesystem::temp_directory_path() /
+       ("strata-msw-" + std::to_string(::getpid()) + "-" + std::to_string(shards)))
+          .string();
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Turn out;
+  {
+    auto store = *io::LocalObjectStore::Open(dir);
+    table::TxnLog log(store, kTable);
+    std::vector<std::unique_ptr<shard::ShardWriter>> writers;
+    for (int s = 0; s < shards; ++s) {
+      shard::ShardWriterOptions o;
+      o.primary_key = {"id"};
+      o.txn_committed = [&log, id = "s" + std::to_string(s)](const std::string& txn,
+                                                             uint64_t position) {
+        return log.PartCommitted(txn, id, position);
+      };
+      auto w = shard::ShardWriter::Open(store, kTable, "s" + std::to_string(s), Schema(), o);
+      if (!w.ok()) {
+        std::fprintf(stderr, "open: %s\n", w.status().ToString().c_str());
+        std::exit(1);
+      }
+      writers.push_back(std::move(*w));
+    }
+    std::atomic<int64_t> written{0};
+    std::atomic<bool> stop{false};
+    std::vector<std::vector<double>> lat(static_cast<size_t>(clients));
+    const double cpu0 = CpuSeconds();
+    const auto t0 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int64_t c = 0; c < clients; ++c) {
+      threads.emplace_back([&, c] {
+        std::mt19937 rng(static_cast<uint32_t>(c * 7919 + shards));
+        std::uniform_int_distribution<int64_t> key(0, int64_t{1} << 40);
+        while (!stop.load()) {
+          std::vector<std::vector<int64_t>> by_shard(static_cast<size_t>(shards));
+          for (int64_t i = 0; i < rows; ++i) {
+            const int64_t k = key(rng);
+            by_shard[static_cast<size_t>(k % shards)].push_back(k);
+          }
+          const auto start = Clock::now();
+          Status st;
+          if (shards == 1) {
+            st = writers[0]->Put({Rows(by_shard[0], rng)}).status();
+          } else {
+            std::vector<table::ShardWrite> parts;
+            for (int s = 0; s < shards; ++s) {
+              parts.push_back({writers[static_cast<size_t>(s)].get(),
+                               {},
+                               {Rows(by_shard[static_cast<size_t>(s)], rng)}});
+            }
+            st = table::WriteAllOrNothing(log, std::move(parts)).status();
+          }
+          if (!st.ok()) {
+            std::fprintf(stderr, "write: %s\n", st.ToString().c_str());
+            std::exit(1);
+          }
+          lat[static_cast<size_t>(c)].push_back(
+              std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+          written.fetch_add(rows);
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (auto& t : threads) t.join();
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    out.cores = (CpuSeconds() - cpu0) / wall;
+    out.rows_per_s = static_cast<double>(written.load()) / wall;
+    std::vector<double> all;
+    for (const auto& l : lat) all.insert(all.end(), l.begin(), l.end());
+    std::sort(all.begin(), all.end());
+    if (!all.empty()) {
+      out.p50_ms = all[all.size() / 2];
+      out.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+    }
+  }
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main() {
+  const double seconds = static_cast<double>(Env("STRATA_MSW_SECONDS", 4));
+  const int64_t clients = Env("STRATA_MSW_CLIENTS", 4);
+  const int64_t rows = Env("STRATA_MSW_ROWS", 1000);
+  const int shards = static_cast<int>(Env("STRATA_MSW_SHARDS", 4));
+  const int64_t turns = Env("STRATA_MSW_TURNS", 3);
+  std::printf(
+      "multi-shard write bench: %lld clients, %lld-row batches (784-d float32), %d s "
+      "per turn, %lld turns, %d hardware threads\n",
+      static_cast<long long>(clients), static_cast<long long>(rows), static_cast<int>(seconds),
+      static_cast<long long>(turns), static_cast<int>(std::thread::hardware_concurrency()));
+  std::vector<double> rps[2], p50[2], p99[2], cores[2];
+  for (int64_t t = 0; t < turns; ++t) {
+    for (int m = 0; m < 2; ++m) {
+      const int n = m == 0 ? 1 : shards;
+      const Turn r = RunTurn(n, clients, rows, seconds);
+      std::printf("turn %lld  %d shard(s): %9.0f rows/s  p50 %7.1f ms  p99 %7.1f ms  %.2f cores\n",
+                  static_cast<long long>(t + 1), n, r.rows_per_s, r.p50_ms, r.p99_ms, r.cores);
+      rps[m].push_back(r.rows_per_s);
+      p50[m].push_back(r.p50_ms);
+      p99[m].push_back(r.p99_ms);
+      cores[m].push_back(r.cores);
+    }
+  }
+  for (int m = 0; m < 2; ++m) {
+    std::printf("median %d shard(s): %9.0f rows/s  p50 %7.1f ms  p99 %7.1f ms  %.2f cores\n",
+                m == 0 ? 1 : shards, Median(rps[m]), Median(p50[m]), Median(p99[m]),
+                Median(cores[m]));
+  }
+  std::printf("ratio %d shards / 1 shard: rows/s %.2fx, p50 %.2fx, cores %.2fx\n", shards,
+              Median(rps[1]) / Median(rps[0]), Median(p50[1]) / Median(p50[0]),
+              Median(cores[1]) / Median(cores[0]));
+  return 0;
+}
