@@ -342,29 +342,36 @@ Result<PreparedWrite> ShardWriter::Prepare(const wal::TxnTag& txn,
   return out;
 }
 
+namespace {
+
+// The state of `write` when it is still pending (marks it done), else nullptr. Holds mu.
+PreparedState* TakePending(const PreparedWrite& write) {
+  if (write.state == nullptr || write.state->done) return nullptr;
+  write.state->done = true;
+  return write.state.get();
+}
+
+}  // namespace
+
 void ShardWriter::Publish(const PreparedWrite& write) {
-  if (write.state == nullptr) return;
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
-  PreparedState& p = *write.state;
-  if (p.done) return;
-  p.done = true;
-  p.gen->mt->Release(p.end);
-  --p.gen->txn_held;
+  PreparedState* p = TakePending(write);
+  if (p == nullptr) return;
+  p->gen->mt->Release(p->end);
+  --p->gen->txn_held;
   s.visible_epoch.fetch_add(1);
   s.cv.notify_all();
 }
 
 void ShardWriter::Abort(const PreparedWrite& write, const Status& why) {
-  if (write.state == nullptr) return;
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
-  PreparedState& p = *write.state;
-  if (p.done) return;
-  p.done = true;
+  PreparedState* p = TakePending(write);
+  if (p == nullptr) return;
   // Its rows stay held (never visible) in this writer; the reopen's replay skips the entry.
   s.FailWrites(Status::IOError("multi-shard write aborted: " + why.ToString()));
-  --p.gen->txn_held;
+  --p->gen->txn_held;
   s.cv.notify_all();
 }
 

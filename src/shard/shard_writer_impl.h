@@ -1,8 +1,8 @@
 // Internal to shard/: the state of a ShardWriter (shard_writer.h), shared by the files that
-// implement it (shard_writer.cc: open, replay, close, snapshots; shard_write_path.cc: puts and
-// the syncer; shard_flush.cc: seal, waits, the flusher; shard_indexes.cc: index definitions and
-// the indexer; shard_tuning.cc: settings; shard_base.cc: the base tier and compaction
-// installs). Not a public interface: include only from src/shard/*.cc.
+// implement it (shard_writer.cc: open, close, snapshots; shard_replay.cc: WAL replay;
+// shard_write_path.cc: puts and the syncer; shard_flush.cc: seal, waits, the flusher;
+// shard_indexes.cc: index definitions and the indexer; shard_tuning.cc: settings; shard_base.cc:
+// the base tier and compaction installs). Not a public interface: include only from src/shard/*.cc.
 // Locks: as shard_writer.h says; every field names the lock that guards it.
 #pragma once
 
