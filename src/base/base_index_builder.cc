@@ -45,12 +45,13 @@ bool BaseTable::AbandonBuild(const index::IndexSpec& spec) const {
 
 std::vector<arrow::RecordBatchPtr> BaseTable::L0Batches() const {
   std::vector<arrow::RecordBatchPtr> out;
-  if (shard_ == nullptr) return out;
-  auto snap = shard_->Snapshot();
-  if (!snap.ok()) return out;
-  for (const auto& src : (*snap)->sources) {
-    if (src.memtable || src.generation == 0) continue;
-    out.insert(out.end(), src.batches.begin(), src.batches.end());
+  for (shard::ShardWriter* shard : shards_) {
+    auto snap = shard->Snapshot();
+    if (!snap.ok()) continue;
+    for (const auto& src : (*snap)->sources) {
+      if (src.memtable || src.generation == 0) continue;
+      out.insert(out.end(), src.batches.begin(), src.batches.end());
+    }
   }
   return out;
 }
@@ -60,8 +61,11 @@ bool BaseTable::AwaitsFirstTrainingLocked(const index::IndexSpec& spec, bool ins
          index::BaseIvfFor(spec).value_or(std::nullopt).has_value();
 }
 
-bool BaseTable::DeferForFirstTraining(const shard::ShardWriter& shard) {
-  if (source_->rows() > 0 || shard.backlog().sstables == 0) return false;
+bool BaseTable::DeferForFirstTraining(const ShardList& shards) {
+  if (source_->rows() > 0) return false;
+  bool l0 = false;
+  for (const shard::ShardWriter* shard : shards) l0 = l0 || shard->backlog().sstables > 0;
+  if (!l0) return false;
   std::set<std::string> installed;
   for (const auto& i : source_->indexes()) installed.insert(i->spec().uuid);
   std::lock_guard<std::mutex> lock(mu_);
@@ -110,7 +114,7 @@ void BaseTable::BuildIndexes() {
     if (rows == 0) {
       // A first training on L0 rows (file comment of base_table.h), when compaction waits.
       bool first = false;
-      if (shard_ != nullptr) {
+      if (!shards_.empty()) {
         std::lock_guard<std::mutex> lock(mu_);
         first = first_training_wanted_ && AwaitsFirstTrainingLocked(spec, installed != nullptr);
       }
@@ -343,7 +347,7 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
     cv_.notify_all();
   }
   // Views are cached until a visible change: make the ready index one.
-  if (shard_ != nullptr) shard_->InvalidateViews();
+  for (shard::ShardWriter* shard : shards_) shard->InvalidateViews();
   spdlog::info("base index '{}': {} over {} rows installed after {:.1f} s", spec.name,
                retrain ? "retrained" : "built", rows,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -9,6 +9,7 @@
 #include "arrow/compute/filter.h"
 #include "base/base_index_build.h"
 #include "base/base_table.h"
+#include "base/lane_generations.h"
 #include "format/ids.h"
 #include "index/column_index.h"
 #include "sstable/sstable_reader.h"
@@ -16,13 +17,6 @@
 
 namespace strata::base {
 namespace {
-
-using shard::Liveness;
-
-/// As compaction's: dead for good once generations <= g are compacted.
-bool DeadUpTo(uint64_t m, uint64_t g) {
-  return m == Liveness::kDead || (m != Liveness::kNone && (m >> 32) <= g);
-}
 
 int64_t BaseBytes(const format::BaseTable& b) {
   int64_t bytes = 0;
@@ -41,7 +35,7 @@ bool BaseTable::RewriteDue() const {
          static_cast<double>(dead) >= options_.rewrite_dead_fraction * static_cast<double>(s.rows);
 }
 
-Result<RewriteResult> BaseTable::Rewrite(shard::ShardWriter& shard, const CommitFn& commit,
+Result<RewriteResult> BaseTable::Rewrite(const ShardList& shards, const CommitFn& commit,
                                          shard::Deadline deadline) {
   std::unique_lock<std::mutex> work(work_mu_);
   {
@@ -53,7 +47,7 @@ Result<RewriteResult> BaseTable::Rewrite(shard::ShardWriter& shard, const Commit
   // slowed nor stopped meanwhile (L0 grows instead), as during a first IVF training.
   throttle_->SetCompactionBlocked(true);
   const auto t0 = shard::Clock::now();
-  auto r = RewriteLocked(shard, commit, deadline);
+  auto r = RewriteLocked(shards, commit, deadline);
   const double seconds = std::chrono::duration<double>(shard::Clock::now() - t0).count();
   throttle_->SetCompactionBlocked(false);
   std::lock_guard<std::mutex> lock(mu_);
@@ -73,7 +67,7 @@ Result<RewriteResult> BaseTable::Rewrite(shard::ShardWriter& shard, const Commit
   return r;
 }
 
-Result<RewriteResult> BaseTable::RewriteLocked(shard::ShardWriter& shard, const CommitFn& commit,
+Result<RewriteResult> BaseTable::RewriteLocked(const ShardList& shards, const CommitFn& commit,
                                                shard::Deadline deadline) {
   RewriteResult result;
   format::BaseTable next;
@@ -89,14 +83,15 @@ Result<RewriteResult> BaseTable::RewriteLocked(shard::ShardWriter& shard, const 
   result.rows_before = st.rows;
   result.bytes_before = BaseBytes(next);
   if (st.rows == 0) return result;
-  uint64_t g = 0;
-  if (auto it = next.compacted_generation().find(shard.shard_id());
-      it != next.compacted_generation().end()) {
-    g = it->second;
-  }
+  if (shards.empty()) return Status::Invalid("base rewrite: the base serves no shard");
+  const std::vector<uint64_t> by_lane = CompactedByLane(next, shards);
+  const LaneGenerations dead_upto(by_lane);
+  // Names the fragments' directories (..._gen_{g}) only.
+  const uint64_t g = *std::max_element(by_lane.begin(), by_lane.end());
 
-  // 2. The rows still live once generations <= g are compacted (a row marked only by an
-  // uncompacted generation is copied: its mark carries over at install), in base order.
+  // 2. The rows still live once each shard's compacted generations are (a row marked only by
+  // an uncompacted generation of its shard is copied: its mark carries over at install), in
+  // base order.
   std::vector<arrow::RecordBatchPtr> out;
   std::vector<int64_t> origins;
   const auto batches = source_->Batches(st);
@@ -108,7 +103,7 @@ Result<RewriteResult> BaseTable::RewriteLocked(shard::ShardWriter& shard, const 
     std::vector<uint8_t> bits(static_cast<size_t>((batch->num_rows() + 7) / 8), 0);
     int64_t kept = 0;
     for (int64_t i = 0; i < n; ++i) {
-      if (DeadUpTo(st.live->Mark(start + i), g)) continue;
+      if (dead_upto.Dead(*st.live, start + i)) continue;
       bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
       origins.push_back(start + i);
       ++kept;
@@ -241,7 +236,9 @@ Result<RewriteResult> BaseTable::RewriteLocked(shard::ShardWriter& shard, const 
 
   // 5. One manifest (compacted_generation unchanged), then the install under the shard lock.
   next.set_compactions(next.compactions() + 1);
-  Status s = commit(next, [&] { return shard.InstallRewrite(install); });
+  // The base is one object however many shards share it: one install replaces its rows; the
+  // other shards' views never hold it (base_in_view = false).
+  Status s = commit(next, [&] { return shards[0]->InstallRewrite(install); });
   if (!s.ok()) {
     // Internal = the commit's outcome is unknown: GC removes the files once no manifest does.
     if (s.code() != StatusCode::kInternal) cleanup();

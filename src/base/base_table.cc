@@ -91,10 +91,10 @@ format::BaseTable BaseTable::state() const {
   return state_;
 }
 
-void BaseTable::StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcFn gc) {
+void BaseTable::StartMaintenance(ShardList shards, CommitFn commit, GcFn gc) {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable() || builder_.joinable() || stop_) return;
-  shard_ = shard;
+  shards_ = std::move(shards);
   commit_ = std::move(commit);
   gc_ = std::move(gc);
   for (const auto& c : state_.indexes()) {
@@ -356,7 +356,7 @@ void BaseTable::MaintenanceLoop() {
   // A base rewrite when dead rows reach the trigger (base_rewrite.cc).
   auto rewrite_retry = shard::Clock::time_point{};
   auto maybe_rewrite = [&] {
-    if (!options_.background || shard_ == nullptr || shard::Clock::now() < rewrite_retry ||
+    if (!options_.background || shards_.empty() || shard::Clock::now() < rewrite_retry ||
         !RewriteDue()) {
       return;
     }
@@ -369,7 +369,7 @@ void BaseTable::MaintenanceLoop() {
     // No practical deadline (Stop cancels it between batches): a rewrite that timed out would
     // have done its O(base) work for nothing, and the next attempt would again.
     const auto t0 = shard::Clock::now();
-    auto r = Rewrite(*shard_, commit_, t0 + std::chrono::hours(24 * 365));
+    auto r = Rewrite(shards_, commit_, t0 + std::chrono::hours(24 * 365));
     if (!r.ok()) {
       // Not again before gc_interval, nor before 4x the failed attempt's duration.
       const auto took = shard::Clock::now() - t0;
@@ -389,20 +389,25 @@ void BaseTable::MaintenanceLoop() {
     // The idle rule (CompactionOptions::idle) only when no trigger fires: it takes what remains.
     bool idle = false;
     bool due = false;
-    if (background && shard_ != nullptr) {
-      if (CompactionDue(*shard_)) {
+    if (background && !shards_.empty()) {
+      bool backlog = false, healthy = true;
+      for (const shard::ShardWriter* s : shards_) {
+        backlog = backlog || s->backlog().sstables > 0;
+        healthy = healthy && s->health().ok();
+      }
+      if (CompactionDue(shards_)) {
         due = true;
         draining = options_.drain_after_trigger;
-      } else if (draining && shard_->backlog().sstables > 0 && shard_->health().ok()) {
+      } else if (draining && backlog && healthy) {
         due = true;  // CompactionOptions::drain_after_trigger
       } else {
         draining = false;
-        due = idle = IdleCompactionDue(*shard_, shard::Clock::now());
+        due = idle = IdleCompactionDue(shards_, shard::Clock::now());
       }
     }
     // A due compaction waits for a first IVF training on L0 rows (file comment); writes are
     // not throttled meanwhile (no compaction could drain the backlog).
-    const bool defer = due && DeferForFirstTraining(*shard_);
+    const bool defer = due && DeferForFirstTraining(shards_);
     if (defer != deferred) {
       throttle_->SetCompactionBlocked(defer);
       deferred = defer;
@@ -414,7 +419,7 @@ void BaseTable::MaintenanceLoop() {
       // While writes run, a unit small enough to commit before they reach the stop
       // (WriteThrottle::CompactionUnit); the idle rule takes everything.
       const int64_t unit = idle || !options_.adaptive_unit ? 0 : throttle_->CompactionUnit();
-      auto r = CompactHoldingWorkLock(*shard_, commit_, shard::Clock::now() + std::chrono::hours(1),
+      auto r = CompactHoldingWorkLock(shards_, commit_, shard::Clock::now() + std::chrono::hours(1),
                                       unit);
       work.unlock();
       if (r.ok() && r->compacted_generations.empty()) draining = false;  // nothing to take

@@ -220,6 +220,15 @@ struct BaseStats {
   double rewrite_seconds_total = 0;
 };
 
+/// The shard writers whose rows a base holds, by lane (index = the shard's lane,
+/// ShardWriterOptions::base_lane). One shard: the base is that shard's own (its writer reads
+/// it in its views and appends compacted fragments itself). Several: the base is shared
+/// (docs/SHARDING.md "One base for all shards"): every writer was opened with base_lane = its
+/// index and base_in_view = false, a compaction merges the SSTables of every shard into ONE
+/// fragment, appends it once and installs each shard's part (CompactionInstall::first_row),
+/// and compacted_generation is recorded per shard.
+using ShardList = std::vector<shard::ShardWriter*>;
+
 /// An index of the base for describe: definition, rows covered.
 struct BaseIndexInfo {
   index::IndexSpec spec;
@@ -254,11 +263,11 @@ class BaseTable {
   const std::shared_ptr<shard::BaseSource>& source() const { return source_; }
   format::BaseTable state() const;
 
-  /// Starts the maintenance thread, which (options.background) compacts `shard` when a trigger
+  /// Starts the maintenance thread, which (options.background) compacts `shards` when a trigger
   /// fires and collects garbage, and the index builder thread, which loads index checkpoints
   /// and indexes what they miss, builds new definitions and retrains IVF indexes (see the file
   /// comment). `commit` as Compact's. Call once, after the shard writer is open.
-  void StartMaintenance(shard::ShardWriter* shard, CommitFn commit, GcFn gc = nullptr);
+  void StartMaintenance(ShardList shards, CommitFn commit, GcFn gc = nullptr);
   /// Runs `gc` now under the work lock (no compaction runs meanwhile) and counts it in stats.
   /// Errors: AlreadyExists when a compaction runs; gc's.
   Result<GcStats> RunGc(const GcFn& gc);
@@ -278,34 +287,38 @@ class BaseTable {
   /// Wakes the maintenance thread (after a flush, or a definition change).
   void Notify();
 
-  /// Runs one compaction of `shard` now (see the file comment). Returns what it did; nothing
-  /// to compact is not an error (empty compacted_generations). `deadline`: no new SSTable is
-  /// taken once it passed (a compaction never stops half way). On an empty base with an IVF
+  /// Runs one compaction of `shards` now (see the file comment; with several shards, the
+  /// oldest published SSTables of each shard, merged into one fragment). Returns what it did;
+  /// nothing to compact is not an error (empty compacted_generations). `deadline`: no new SSTable
+  /// is taken once it passed (a compaction never stops half way). On an empty base with an IVF
   /// definition awaiting its first training (background maintenance on), it first waits, up to
   /// `deadline`, for that training on the L0 rows, as background compaction does, so the base
   /// it commits is indexed from its first row; past the deadline it compacts anyway (the base
   /// is then searched exactly until the builder indexes it).
   /// Errors: Busy-style AlreadyExists "compaction already running"; Fenced; IOError; the
   /// writers' errors (the base and manifest are unchanged).
-  Result<CompactionResult> Compact(shard::ShardWriter& shard, const CommitFn& commit,
+  Result<CompactionResult> Compact(const ShardList& shards, const CommitFn& commit,
                                    shard::Deadline deadline);
-  /// Rewrites the base of `shard` now (see the file comment): afterwards its physical rows are
+  /// Rewrites the base of `shards` now (see the file comment; each row's mark judged by its
+  /// lane's compacted generation): afterwards its physical rows are
   /// its live rows. Waits for the work lock (a compaction, GC or index install finishes
   /// first). `deadline` is checked before the copy and before the index builds (a rewrite past
   /// it fails Timeout, nothing committed). Errors: Fenced; IOError; Timeout; the writers'
   /// errors (the base and manifest are unchanged, files written are removed).
-  Result<RewriteResult> Rewrite(shard::ShardWriter& shard, const CommitFn& commit,
+  Result<RewriteResult> Rewrite(const ShardList& shards, const CommitFn& commit,
                                 shard::Deadline deadline);
   /// Whether the rewrite trigger fires now (options and stats(); false when disabled).
   bool RewriteDue() const;
   /// The table's write throttle (base/write_throttle.h): writers call Admit with no lock
   /// held; compactions report to it. Never null.
   WriteThrottle& throttle() const { return *throttle_; }
-  /// Whether a compaction trigger fires for `shard` now.
-  bool CompactionDue(const shard::ShardWriter& shard) const;
-  /// Whether the idle rule fires for `shard` at `now`: options.idle > 0, the shard is open,
-  /// holds at least one published uncompacted SSTable, and had no write for options.idle.
-  bool IdleCompactionDue(const shard::ShardWriter& shard, shard::Clock::time_point now) const;
+  /// Whether a compaction trigger fires for `shards` now: every shard is open and their
+  /// published uncompacted SSTables together reach a trigger (each is a source every query
+  /// reads, whichever shard holds it).
+  bool CompactionDue(const ShardList& shards) const;
+  /// Whether the idle rule fires for `shards` at `now`: options.idle > 0, every shard is
+  /// healthy and had no write for options.idle, and one holds a published uncompacted SSTable.
+  bool IdleCompactionDue(const ShardList& shards, shard::Clock::time_point now) const;
 
   /// Replaces the index definitions: dropped ones leave the base at once; new ones are built
   /// over every base row by the index builder.
@@ -339,7 +352,10 @@ class BaseTable {
   /// Whether compaction of `shard` waits for a first training on L0 rows (see the file
   /// comment): the base has no row, the shard has a published SSTable, and a definition
   /// AwaitsFirstTrainingLocked. Wakes the builder then.
-  bool DeferForFirstTraining(const shard::ShardWriter& shard);
+  bool DeferForFirstTraining(const ShardList& shards);
+  /// compacted_generation of `state` for each of `shards`, by lane (0: none yet).
+  static std::vector<uint64_t> CompactedByLane(const format::BaseTable& state,
+                                               const ShardList& shards);
   /// Whether `spec` (its index `installed` or not) is an IVF definition that a first
   /// compaction waits to train on L0 rows: no installed index, background maintenance on, no
   /// failed L0 training. The one statement of that condition (DeferForFirstTraining, the
@@ -365,12 +381,12 @@ class BaseTable {
   /// Compact's body; the caller holds work_mu_ (Compact: try-lock; the maintenance thread:
   /// waits for it). `max_sstables` > 0 takes at most that many SSTables (the maintenance
   /// thread's unit while writes run, WriteThrottle::CompactionUnit); 0 = no limit.
-  Result<CompactionResult> CompactHoldingWorkLock(shard::ShardWriter& shard, const CommitFn& commit,
+  Result<CompactionResult> CompactHoldingWorkLock(const ShardList& shards, const CommitFn& commit,
                                                   shard::Deadline deadline,
                                                   int64_t max_sstables = 0);
-  Result<RewriteResult> RewriteLocked(shard::ShardWriter& shard, const CommitFn& commit,
+  Result<RewriteResult> RewriteLocked(const ShardList& shards, const CommitFn& commit,
                                       shard::Deadline deadline);
-  Result<CompactionResult> CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
+  Result<CompactionResult> CompactLocked(const ShardList& shards, const CommitFn& commit,
                                          shard::Deadline deadline, int64_t max_sstables);
 
   std::shared_ptr<io::ObjectStore> store_;
@@ -408,7 +424,7 @@ class BaseTable {
   // lock-free fast path)
   std::atomic<size_t> checkpoint_loads_pending_{0};
   // Set by StartMaintenance under mu_ before the threads start, then read-only.
-  shard::ShardWriter* shard_ = nullptr;
+  ShardList shards_;
   CommitFn commit_;
   GcFn gc_;
   std::thread thread_;   // guarded by mu_ (joined by Stop under stop_mu_): maintenance

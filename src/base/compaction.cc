@@ -7,6 +7,7 @@
 #include "arrow/compute/filter.h"
 #include "base/base_index_build.h"
 #include "base/base_table.h"
+#include "base/lane_generations.h"
 #include "format/deletion_vector.h"
 #include "format/ids.h"
 #include "index/column_index.h"
@@ -16,38 +17,55 @@
 namespace strata::base {
 namespace {
 
-using shard::Liveness;
-
-/// Whether a row with liveness mark `m` is dead for good once generations <= g are compacted:
-/// deleted at open (kDead) or superseded by a row of a compacted generation.
-bool DeadUpTo(uint64_t m, uint64_t g) {
-  return m == Liveness::kDead || (m != Liveness::kNone && (m >> 32) <= g);
-}
+/// One shard's share of a compaction: its picked SSTables and the rows copied from them.
+struct ShardPick {
+  std::vector<const shard::SourceView*> sstables;  // ascending generation, contiguous
+  std::vector<arrow::RecordBatchPtr> out;          // rows still live once compacted
+  std::vector<std::pair<uint64_t, int64_t>> origins;
+  int64_t rows_in = 0;
+  uint64_t generation() const { return sstables.empty() ? 0 : sstables.back()->generation; }
+};
 
 }  // namespace
 
-bool BaseTable::CompactionDue(const shard::ShardWriter& shard) const {
-  const shard::ShardDescription d = shard.Describe();
-  if (d.state != "open") return false;
-  int64_t bytes = 0;
-  for (const auto& s : d.sstables) bytes += s.bytes;
-  return static_cast<int64_t>(d.sstables.size()) >= options_.l0_trigger_count ||
-         (!d.sstables.empty() && bytes >= options_.l0_trigger_bytes);
+bool BaseTable::CompactionDue(const ShardList& shards) const {
+  int64_t count = 0, bytes = 0;
+  for (const shard::ShardWriter* shard : shards) {
+    const shard::ShardDescription d = shard->Describe();
+    if (d.state != "open") return false;
+    count += static_cast<int64_t>(d.sstables.size());
+    for (const auto& s : d.sstables) bytes += s.bytes;
+  }
+  return count >= options_.l0_trigger_count || (count > 0 && bytes >= options_.l0_trigger_bytes);
 }
 
-bool BaseTable::IdleCompactionDue(const shard::ShardWriter& shard,
-                                  shard::Clock::time_point now) const {
-  // Cheap on every poll of a quiet table: three reads under the shard's lock, no Describe.
-  if (options_.idle.count() <= 0 || now - shard.last_write() < options_.idle) return false;
-  return shard.backlog().sstables > 0 && shard.health().ok();
+bool BaseTable::IdleCompactionDue(const ShardList& shards, shard::Clock::time_point now) const {
+  // Cheap on every poll of a quiet table: three reads under each shard's lock, no Describe.
+  if (options_.idle.count() <= 0 || shards.empty()) return false;
+  bool backlog = false;
+  for (const shard::ShardWriter* shard : shards) {
+    if (now - shard->last_write() < options_.idle || !shard->health().ok()) return false;
+    backlog = backlog || shard->backlog().sstables > 0;
+  }
+  return backlog;
 }
 
-Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const CommitFn& commit,
+std::vector<uint64_t> BaseTable::CompactedByLane(const format::BaseTable& state,
+                                                 const ShardList& shards) {
+  std::vector<uint64_t> by_lane;
+  for (const shard::ShardWriter* shard : shards) {
+    auto it = state.compacted_generation().find(shard->shard_id());
+    by_lane.push_back(it == state.compacted_generation().end() ? 0 : it->second);
+  }
+  return by_lane;
+}
+
+Result<CompactionResult> BaseTable::Compact(const ShardList& shards, const CommitFn& commit,
                                             shard::Deadline deadline) {
   // An empty base whose IVF definition awaits its first training: wait for it (bounded), as
   // the maintenance thread does, rather than commit a base every query scans exactly for the
   // training's duration (the 2M benchmark's explicit settle at 100k: 110 s at 46-79 q/s).
-  while (DeferForFirstTraining(shard) && shard::Clock::now() < deadline) {
+  while (DeferForFirstTraining(shards) && shard::Clock::now() < deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     if (stop_) break;
     cv_.wait_until(lock, std::min(deadline, shard::Clock::now() + std::chrono::milliseconds(100)));
@@ -57,10 +75,10 @@ Result<CompactionResult> BaseTable::Compact(shard::ShardWriter& shard, const Com
     return Status::AlreadyExists(
         "a compaction or base index build of this table is already running");
   }
-  return CompactHoldingWorkLock(shard, commit, deadline);
+  return CompactHoldingWorkLock(shards, commit, deadline);
 }
 
-Result<CompactionResult> BaseTable::CompactHoldingWorkLock(shard::ShardWriter& shard,
+Result<CompactionResult> BaseTable::CompactHoldingWorkLock(const ShardList& shards,
                                                            const CommitFn& commit,
                                                            shard::Deadline deadline,
                                                            int64_t max_sstables) {
@@ -73,7 +91,7 @@ Result<CompactionResult> BaseTable::CompactHoldingWorkLock(shard::ShardWriter& s
     std::lock_guard<std::mutex> lock(mu_);
     stats_.running = 1;
   }
-  auto r = CompactLocked(shard, commit, deadline, max_sstables);
+  auto r = CompactLocked(shards, commit, deadline, max_sstables);
   if (!r.ok() && r.status().IsAlreadyExists()) {
     // A put-if-absent collision inside the compaction (e.g. the table manifest version taken)
     // is a failed attempt, retried after a pause, not "a compaction is already running".
@@ -99,62 +117,84 @@ Result<CompactionResult> BaseTable::CompactHoldingWorkLock(shard::ShardWriter& s
   return r;
 }
 
-Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, const CommitFn& commit,
+Result<CompactionResult> BaseTable::CompactLocked(const ShardList& shards, const CommitFn& commit,
                                                   shard::Deadline deadline, int64_t max_sstables) {
   CompactionResult result;
-  STRATA_ASSIGN_OR_RETURN(auto snap, shard.Snapshot());
-  // 1. The oldest published SSTables, ascending generation.
-  std::vector<const shard::SourceView*> picked;
-  int64_t rows_in = 0;
-  int64_t sstables = 0;
-  for (const auto& src : snap->sources) {
-    if (src.memtable || src.generation == 0) continue;
-    ++sstables;
-    const bool full = !picked.empty() &&
-                      (rows_in + src.num_rows > options_.max_rows_per_compaction ||
-                       (max_sstables > 0 && static_cast<int64_t>(picked.size()) >= max_sstables) ||
-                       shard::Clock::now() > deadline);
-    if (full || (!picked.empty() && picked.back()->generation + 1 != src.generation)) continue;
-    picked.push_back(&src);
-    rows_in += src.num_rows;
+  if (shards.empty()) return Status::Invalid("compaction: the base serves no shard");
+  const bool shared = shards.size() > 1;
+  // 1. The oldest published SSTables of each shard, ascending generation. `max_sstables` and
+  // max_rows_per_compaction bound the whole compaction; each shard with a published SSTable
+  // gives at least one.
+  std::vector<std::shared_ptr<const shard::ShardSnapshot>> snaps;
+  for (shard::ShardWriter* shard : shards) {
+    STRATA_ASSIGN_OR_RETURN(auto snap, shard->Snapshot());
+    snaps.push_back(std::move(snap));
   }
-  result.sstables_remaining = sstables - static_cast<int64_t>(picked.size());
-  if (picked.empty()) {
+  std::vector<ShardPick> picks(shards.size());
+  int64_t rows_in = 0, sstables = 0, picked = 0;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    ShardPick& p = picks[i];
+    for (const auto& src : snaps[i]->sources) {
+      if (src.memtable || src.generation == 0) continue;
+      ++sstables;
+      const bool full =
+          !p.sstables.empty() &&
+          (rows_in + src.num_rows > options_.max_rows_per_compaction ||
+           (max_sstables > 0 && picked >= max_sstables) || shard::Clock::now() > deadline);
+      if (full || (!p.sstables.empty() && p.sstables.back()->generation + 1 != src.generation)) {
+        continue;
+      }
+      p.sstables.push_back(&src);
+      p.rows_in += src.num_rows;
+      rows_in += src.num_rows;
+      ++picked;
+    }
+  }
+  result.sstables_remaining = sstables - picked;
+  if (picked == 0) {
     std::lock_guard<std::mutex> lock(mu_);
     result.base_compactions = state_.compactions();
     return result;
   }
-  const uint64_t g = picked.back()->generation;
   result.rows_in = rows_in;
   // Writers are slowed from here only as far as this compaction's commit needs (write_throttle.h).
-  throttle_->NoteCompactionStart(static_cast<int64_t>(picked.size()), rows_in);
+  throttle_->NoteCompactionStart(picked, rows_in);
 
-  // 2. Rows still live once generations <= g are compacted, with their origins.
+  // 2. Rows still live once each shard's picked generations are compacted, with their
+  // origins; the fragment holds shard 0's rows, then shard 1's, ... (keys never cross shards,
+  // so the order between shards does not matter).
   std::vector<arrow::RecordBatchPtr> out;
-  std::vector<std::pair<uint64_t, int64_t>> origins;
-  for (const shard::SourceView* src : picked) {
-    result.compacted_generations.push_back(src->generation);
-    for (size_t k = 0; k < src->batches.size(); ++k) {
-      const arrow::RecordBatchPtr& batch = src->batches[k];
-      const int64_t start = src->batch_starts[k];
-      const int64_t n = batch->num_rows();
-      std::vector<uint8_t> bits(static_cast<size_t>((n + 7) / 8), 0);
-      int64_t kept = 0;
-      for (int64_t i = 0; i < n; ++i) {
-        if (DeadUpTo(src->liveness->Mark(start + i), g)) continue;
-        bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
-        origins.emplace_back(src->generation, start + i);
-        ++kept;
-      }
-      if (kept == 0) continue;
-      if (kept == n) {
-        out.push_back(batch);
-      } else {
-        STRATA_ASSIGN_OR_RETURN(auto f, arrow::compute::FilterBatch(*batch, bits.data(), 0));
-        out.push_back(std::move(f));
+  for (ShardPick& p : picks) {
+    // An SSTable's marks are its own shard's (lane 0 of its liveness).
+    const LaneGenerations own({p.generation()});
+    for (const shard::SourceView* src : p.sstables) {
+      result.compacted_generations.push_back(src->generation);
+      for (size_t k = 0; k < src->batches.size(); ++k) {
+        const arrow::RecordBatchPtr& batch = src->batches[k];
+        const int64_t start = src->batch_starts[k];
+        const int64_t n = batch->num_rows();
+        std::vector<uint8_t> bits(static_cast<size_t>((n + 7) / 8), 0);
+        int64_t kept = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          if (own.DeadUpTo(src->liveness->Mark(start + i), 0)) continue;
+          bits[static_cast<size_t>(i >> 3)] |= static_cast<uint8_t>(1u << (i & 7));
+          p.origins.emplace_back(src->generation, start + i);
+          ++kept;
+        }
+        if (kept == 0) continue;
+        if (kept == n) {
+          p.out.push_back(batch);
+        } else {
+          STRATA_ASSIGN_OR_RETURN(auto f, arrow::compute::FilterBatch(*batch, bits.data(), 0));
+          p.out.push_back(std::move(f));
+        }
       }
     }
+    out.insert(out.end(), p.out.begin(), p.out.end());
   }
+  size_t copied = 0;
+  uint64_t top = 0;
+  for (const ShardPick& p : picks) copied += p.origins.size(), top = std::max(top, p.generation());
 
   format::BaseTable next;
   {
@@ -171,9 +211,9 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
   const std::string frag_prefix = FragmentsPrefix(table_prefix_);
   std::shared_ptr<const sstable::SSTableReader> fragment;
   const int64_t first = source_->rows();
-  if (!origins.empty()) {
+  if (copied > 0) {
     sstable::SSTableInput in;
-    in.generation = g;
+    in.generation = top;  // names the fragment's directory (..._gen_{g}) only
     in.schema = source_->storage_schema();
     in.batches = out;
     in.key_columns = key_columns_;
@@ -200,14 +240,20 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
     if (fragment) (void)sstable::RemoveSSTable(*store_, frag_prefix, fragment->dir_name());
   };
 
-  // 4. Deletion vectors of the older fragments: rows dead once generations <= g are compacted.
+  // 4. Deletion vectors of the older fragments: rows dead once the picked generations are
+  // compacted, each mark judged by its own shard's (lane's) compacted generation.
+  std::vector<uint64_t> lane_gens = CompactedByLane(next, shards);
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (!picks[i].sstables.empty()) lane_gens[i] = picks[i].generation();
+  }
+  const LaneGenerations dead_upto(lane_gens);
   const shard::Liveness& live = source_->liveness();
   for (int i = 0; i < next.fragments_size(); ++i) {
     format::BaseFragment* f = next.mutable_fragments(i);
     if (f->first_row() >= first) continue;  // the new fragment: copied rows only
     format::DeletionVector dv;
     for (int64_t p = 0; p < f->rows(); ++p) {
-      if (DeadUpTo(live.Mark(f->first_row() + p), g)) dv.Add(static_cast<uint32_t>(p));
+      if (dead_upto.Dead(live, f->first_row() + p)) dv.Add(static_cast<uint32_t>(p));
     }
     const int64_t dead = static_cast<int64_t>(dv.cardinality());
     if (dead == f->deleted_rows()) continue;
@@ -254,7 +300,7 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
     }
     Grown g{existing, nullptr};
     if (existing != nullptr && existing->rows_indexed() >= first) {
-      if (origins.empty()) continue;  // no new row: the index stays as it is
+      if (copied == 0) continue;  // no new row: the index stays as it is
       auto copy = existing->Clone(*source_->storage_schema());
       if (!copy.ok()) {
         cleanup();
@@ -336,17 +382,45 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
     if (!keep) next.mutable_indexes()->DeleteSubrange(i, 1);
   }
 
-  // 6. Commit the table manifest and install in the read view, atomically for readers.
-  (*next.mutable_compacted_generation())[shard.shard_id()] = g;
+  // 6. Commit the table manifest and install in the read view, atomically for readers. One
+  // install per shard that gave rows; with a shared base the fragment is appended once first.
   next.set_compactions(version);
-  shard::CompactionInstall install;
-  install.compacted_generation = g;
-  install.fragment = fragment;
-  install.origins = std::move(origins);
+  std::vector<shard::CompactionInstall> installs(shards.size());
+  int64_t at = first;
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (picks[i].sstables.empty()) continue;
+    (*next.mutable_compacted_generation())[shards[i]->shard_id()] = picks[i].generation();
+    shard::CompactionInstall& in = installs[i];
+    in.compacted_generation = picks[i].generation();
+    in.origins = std::move(picks[i].origins);
+    if (shared) {
+      in.first_row = at;
+      at += static_cast<int64_t>(in.origins.size());
+    } else {
+      in.fragment = fragment;
+    }
+  }
+  auto install = [&]() -> Status {
+    if (!shared) return shards[0]->InstallCompaction(installs[0]);
+    // Every part is checked before the shared fragment is appended, so a refused part changes
+    // nothing. The table holds its lock exclusively (CommitFn) and the work lock keeps other
+    // compactions out, so the checks still hold at the installs.
+    const int64_t rows = fragment ? fragment->num_rows() : 0;
+    for (size_t i = 0; i < shards.size(); ++i) {
+      if (picks[i].sstables.empty()) continue;
+      STRATA_RETURN_IF_ERROR(shards[i]->CheckCompactionInstall(installs[i], rows));
+    }
+    if (fragment) source_->AppendFragment(fragment);
+    for (size_t i = 0; i < shards.size(); ++i) {
+      if (picks[i].sstables.empty()) continue;
+      STRATA_RETURN_IF_ERROR(shards[i]->InstallCompaction(installs[i]));
+    }
+    return Status::OK();
+  };
   // The grown indexes go live now: until the install, their new positions are past every
   // view's row count (never live), so readers lose nothing and see no new row early.
   for (const Grown& g : grown) source_->SetIndex(g.after);
-  Status st = commit(next, [&] { return shard.InstallCompaction(install); });
+  Status st = commit(next, install);
   if (!st.ok()) {
     // The indexes as they were (the next attempt reuses the new positions).
     for (const Grown& g : grown) {
@@ -374,10 +448,13 @@ Result<CompactionResult> BaseTable::CompactLocked(shard::ShardWriter& shard, con
   }
   result.base_compactions = version;
   // The compacted SSTables leave the shard manifest (garbage collection may then remove them).
-  Status sm = shard.CommitCompactedSSTables();
-  if (!sm.ok()) {
-    spdlog::warn("shard '{}': manifest update after compaction failed: {}", shard.shard_id(),
-                 sm.ToString());
+  for (size_t i = 0; i < shards.size(); ++i) {
+    if (picks[i].sstables.empty()) continue;
+    Status sm = shards[i]->CommitCompactedSSTables();
+    if (!sm.ok()) {
+      spdlog::warn("shard '{}': manifest update after compaction failed: {}", shards[i]->shard_id(),
+                   sm.ToString());
+    }
   }
   return result;
 }

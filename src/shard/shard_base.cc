@@ -65,36 +65,67 @@ Status ShardWriter::CheckOwner() const {
   return Status::OK();
 }
 
-Status ShardWriter::InstallCompaction(const CompactionInstall& install) {
-  Impl& s = *impl_;
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.base == nullptr) return Status::Invalid("shard '" + s.shard_id + "' has no base");
-  if (install.compacted_generation <= s.compacted_generation) {
+namespace {
+
+/// Index of the SSTable of `generation` among `sstables` (-1 when absent).
+template <typename List>
+int64_t SSTableIndex(const List& sstables, uint64_t generation) {
+  for (size_t i = 0; i < sstables.size(); ++i) {
+    if (sstables[i]->generation() == generation) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+}  // namespace
+
+Status ShardWriter::Impl::CheckInstallLocked(const CompactionInstall& install,
+                                             int64_t appended_rows) const {
+  if (base == nullptr) return Status::Invalid("shard '" + shard_id + "' has no base");
+  if (install.compacted_generation <= compacted_generation) {
     return Status::Invalid("compaction of generation " +
                            std::to_string(install.compacted_generation) +
                            " is already installed (compacted_generation " +
-                           std::to_string(s.compacted_generation) + ")");
+                           std::to_string(compacted_generation) + ")");
   }
-  const int64_t frag_rows = install.fragment ? install.fragment->num_rows() : 0;
-  if (static_cast<int64_t>(install.origins.size()) != frag_rows) {
-    return Status::Invalid("compaction install: " + std::to_string(install.origins.size()) +
-                           " origins for " + std::to_string(frag_rows) + " rows");
-  }
-  auto index_of = [&](uint64_t gen) -> int64_t {
-    for (size_t i = 0; i < s.sstables.size(); ++i) {
-      if (s.sstables[i]->generation() == gen) return static_cast<int64_t>(i);
+  const int64_t n = static_cast<int64_t>(install.origins.size());
+  if (install.first_row < 0) {
+    const int64_t frag_rows = install.fragment ? install.fragment->num_rows() : 0;
+    if (n != frag_rows) {
+      return Status::Invalid("compaction install: " + std::to_string(n) + " origins for " +
+                             std::to_string(frag_rows) + " rows");
     }
-    return -1;
-  };
+  } else if (options.base_in_view || install.first_row + n > base->rows() + appended_rows) {
+    return Status::Invalid("compaction install: shard '" + shard_id + "' rows [" +
+                           std::to_string(install.first_row) + ", " +
+                           std::to_string(install.first_row + n) +
+                           ") are not in a base shared by several shards");
+  }
   for (const auto& [gen, pos] : install.origins) {
-    if (gen > install.compacted_generation || index_of(gen) < 0) {
+    if (gen > install.compacted_generation || SSTableIndex(sstables, gen) < 0) {
       return Status::Invalid("compaction install: row origin generation " + std::to_string(gen) +
                              " is not a published SSTable at or below " +
                              std::to_string(install.compacted_generation));
     }
   }
-  const int64_t first = s.base->rows();
-  if (install.fragment) s.base->AppendFragment(install.fragment);
+  return Status::OK();
+}
+
+Status ShardWriter::CheckCompactionInstall(const CompactionInstall& install,
+                                           int64_t appended_rows) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->CheckInstallLocked(install, appended_rows);
+}
+
+Status ShardWriter::InstallCompaction(const CompactionInstall& install) {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  STRATA_RETURN_IF_ERROR(s.CheckInstallLocked(install, 0));
+  auto index_of = [&](uint64_t gen) { return SSTableIndex(s.sstables, gen); };
+  int64_t first = install.first_row;
+  if (first < 0) {
+    first = s.base->rows();
+    if (install.fragment) s.base->AppendFragment(install.fragment);
+  }
   // Marks set on the SSTable rows (by rows of newer generations, possibly while the compaction
   // ran) carry over to their copies.
   std::vector<std::pair<int64_t, uint64_t>> carried;

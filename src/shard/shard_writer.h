@@ -143,6 +143,11 @@ struct CompactionInstall {
   /// For each row of `fragment`, in order: the (generation, position) of the SSTable row it
   /// was copied from (its liveness mark carries over).
   std::vector<std::pair<uint64_t, int64_t>> origins;
+  /// -1 (a base of this shard alone): the install appends `fragment`, and `origins` are its
+  /// rows. >= 0 (a base shared by several shards, docs/SHARDING.md): the table's install
+  /// already appended the fragment holding every shard's rows (`fragment` is ignored), and
+  /// `origins` are this shard's rows, base rows [first_row, first_row + origins.size()).
+  int64_t first_row = -1;
 };
 
 /// What a base rewrite publishes into a shard's read view (InstallRewrite).
@@ -478,6 +483,10 @@ class ShardWriter {
   /// from the view. Errors: Invalid when `install` names a generation not published here or
   /// already compacted, or origins do not match the fragment (nothing changes).
   Status InstallCompaction(const CompactionInstall& install);
+  /// The checks of InstallCompaction without installing (a shared base checks every shard's
+  /// part before it appends the fragment they share). `first_row` >= 0 parts are checked
+  /// against the base's rows once the shared fragment of `appended_rows` rows is appended.
+  Status CheckCompactionInstall(const CompactionInstall& install, int64_t appended_rows = 0) const;
   /// Publishes a committed base rewrite in memory, atomically for readers (under mu): the base
   /// becomes the rewrite's fragments and indexes (BaseSource::Replace), and each copied row
   /// takes the mark its old position holds NOW (marks made while the rewrite ran included, so

@@ -280,6 +280,8 @@ struct ShardWriter::Impl {
   void MarkBaseRow(const BaseSource::State& state, std::string_view key, uint64_t seq);
   /// The base as a source of a view, or nullopt when it holds no row. Holds mu.
   std::optional<SourceView> BaseViewLocked(const std::shared_ptr<const Visibility>& vis) const;
+  /// InstallCompaction's checks (ShardWriter::CheckCompactionInstall). Holds mu.
+  Status CheckInstallLocked(const CompactionInstall& install, int64_t appended_rows) const;
   /// Whether `t` (an SSTable of `sstables`) is compacted away. Holds mu.
   bool Compacted(uint64_t generation) const { return generation <= compacted_generation; }
 };

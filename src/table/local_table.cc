@@ -406,7 +406,7 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
 void LocalTable::StartBaseLocked() {
   base::BaseTable* b = base_.get();
   b->StartMaintenance(
-      shard_.get(),
+      {shard_.get()},
       [this, b](const format::BaseTable& next, const std::function<Status()>& install) {
         return CommitBase(b, next, install);
       },
@@ -501,7 +501,7 @@ Result<base::CompactionResult> LocalTable::Compact(shard::Deadline deadline) {
   // `writer` outlives this call: a table that replaces its shard keeps the old writer until
   // the old base is stopped, and Stop waits for a running compaction (its work lock).
   return b->Compact(
-      *writer,
+      {writer},
       [this, raw = b.get()](const format::BaseTable& next, const std::function<Status()>& install) {
         return CommitBase(raw, next, install);
       },
@@ -519,7 +519,7 @@ Result<base::RewriteResult> LocalTable::RewriteBase(shard::Deadline deadline) {
   }
   // `writer` outlives this call as for Compact (Stop waits for the work lock).
   return b->Rewrite(
-      *writer,
+      {writer},
       [this, raw = b.get()](const format::BaseTable& next, const std::function<Status()>& install) {
         return CommitBase(raw, next, install);
       },
