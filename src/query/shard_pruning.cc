@@ -6,6 +6,7 @@
 
 #include "arrow/builder.h"
 #include "format/bucket_hash.h"
+#include "query/filter/parser.h"
 #include "query/index_candidates.h"
 
 namespace strata::query {
@@ -129,6 +130,46 @@ Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow
   } else {
     out.identity_keys.assign(keys->begin(), keys->end());
     out.how += " -> " + std::to_string(out.identity_keys.size()) + " of the identity shards";
+  }
+  return out;
+}
+
+table::TableSnapshot PruneShards(const table::TableSnapshot& snapshot,
+                                 const std::optional<std::string>& filter, std::string* plan) {
+  if (!snapshot.sharding || snapshot.num_shards <= 1 || snapshot.shard == nullptr ||
+      snapshot.schema == nullptr) {
+    return snapshot;
+  }
+  const table::LsmWriteSpec& spec = *snapshot.sharding;
+  const std::string all = "shards: " + std::to_string(snapshot.num_shards) + " of " +
+                          std::to_string(snapshot.num_shards) + " read";
+  ShardSelection sel;
+  if (filter) {
+    auto parsed = filter::ParseExpression(*filter);
+    if (!parsed.ok()) return snapshot;  // the query itself reports the parse error
+    auto selected = SelectShards(spec, *snapshot.schema, *parsed);
+    if (!selected.ok()) return snapshot;
+    sel = std::move(*selected);
+  }
+  if (sel.all || spec.mode != table::ShardingMode::kBucket) {
+    if (plan != nullptr) *plan = all + " (no equality or IN on " + spec.column + ")";
+    return snapshot;
+  }
+  const std::set<int64_t> keep(sel.buckets.begin(), sel.buckets.end());
+  auto narrowed = std::make_shared<shard::ShardSnapshot>(*snapshot.shard);
+  narrowed->sources.clear();
+  narrowed->num_rows = 0;
+  for (const auto& src : snapshot.shard->sources) {
+    if (src.shard >= 0 && keep.count(src.shard) == 0) continue;
+    narrowed->num_rows += src.live_rows;
+    narrowed->sources.push_back(src);
+  }
+  table::TableSnapshot out = snapshot;
+  out.shard = std::move(narrowed);
+  out.num_rows = out.shard->num_rows;
+  if (plan != nullptr) {
+    *plan = "shards: " + std::to_string(keep.size()) + " of " +
+            std::to_string(snapshot.num_shards) + " read: " + sel.how;
   }
   return out;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "common/status.h"
 #include "query/filter/ast.h"
 #include "table/lsm_write_spec.h"
+#include "table/table.h"
 
 namespace strata::query {
 
@@ -35,5 +37,16 @@ struct ShardSelection {
 /// take; the spec's validation refuses those first).
 Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow::Schema& schema,
                                     const filter::ExprPtr& filter);
+
+/// `snapshot` narrowed to the shards `filter` (SQL text over the user schema; nullopt: none)
+/// can match, for a table of several bucket shards (TableSnapshot::sharding): the sources of
+/// other shards are left out (the shared base, shard -1, always stays) and num_rows is the
+/// kept sources' live rows. `plan` (may be null) receives one explain line, e.g. "shards:
+/// 1 of 16 read: (id = 34) -> bucket 3 of 16" or "shards: 16 of 16 read (no equality or IN on
+/// id)". A one-shard snapshot, or a filter that does not parse (the query reports that
+/// itself), is returned unchanged.
+table::TableSnapshot PruneShards(const table::TableSnapshot& snapshot,
+                                 const std::optional<std::string>& filter,
+                                 std::string* plan = nullptr);
 
 }  // namespace strata::query

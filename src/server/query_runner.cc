@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "io/mapped_file_cache.h"
+#include "query/shard_pruning.h"
 #include "query/vector_search.h"
 
 namespace strata::server {
@@ -22,7 +23,20 @@ Result<query::QueryResult> RunPlan(const table::TableSnapshot& snapshot, const Q
 }  // namespace
 
 Result<query::QueryResult> RunQuery(const table::TableSnapshot& snapshot, const QueryRequest& req) {
-  Result<query::QueryResult> r = RunPlan(snapshot, req);
+  // A table of several shards reads only the shards its filter can match (an equality or IN
+  // on the shard column). Not full-text searches: their BM25 statistics are over every
+  // shard's rows, so scores do not depend on the shard layout.
+  std::string shards_read;
+  const std::optional<std::string>* filter = nullptr;
+  if (const auto* vs = std::get_if<query::VectorSearchOptions>(&req.plan)) {
+    filter = &vs->filter;
+  } else if (const auto* scan = std::get_if<query::ScanOptions>(&req.plan)) {
+    filter = &scan->filter;
+  }
+  const table::TableSnapshot pruned =
+      filter != nullptr ? query::PruneShards(snapshot, *filter, &shards_read) : snapshot;
+  Result<query::QueryResult> r = RunPlan(pruned, req);
+  if (r.ok() && !shards_read.empty()) r->plan.insert(r->plan.begin(), shards_read);
   // The base pages this query mapped count against --cache-bytes (io/mapped_file_cache.h);
   // scans and full-text searches end here (vector searches also check on their own).
   io::MappedFileCache::Global().MaybeTrim();

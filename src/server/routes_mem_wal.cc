@@ -101,8 +101,8 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
   const std::optional<table::LsmWriteSpec> spec = (*t)->GetLsmWriteSpec();
   nlohmann::json spec_json = nullptr;
   if (spec) spec_json = nlohmann::json::parse(table::LsmWriteSpecToJson(*spec));
+  int64_t bucket = 0;  // shards are listed in bucket order (docs/SHARDING.md)
   for (const auto& d : (*t)->DescribeShards()) {
-    // One shard today: unsharded, or bucket 0 of a 1-bucket spec.
     nlohmann::json shard_spec = nullptr;
     if (spec) {
       shard_spec = {{"mode", table::ShardingModeName(spec->mode)},
@@ -111,9 +111,10 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
       if (spec->mode == table::ShardingMode::kBucket) {
         shard_spec["column"] = spec->column;
         shard_spec["num_buckets"] = spec->num_buckets;
-        shard_spec["bucket"] = 0;
+        shard_spec["bucket"] = bucket;
       }
     }
+    ++bucket;
     const shard::WriterSettings& w = d.settings;
     nlohmann::json frozen = nlohmann::json::array();
     memtable_bytes += d.active.bytes;

@@ -10,6 +10,7 @@
 #include "arrow/builder.h"
 #include "arrow/ipc/writer.h"
 #include "arrow/json/rows_json.h"
+#include "query/shard_pruning.h"
 #include "server/http_errors.h"
 #include "server/query_request.h"
 #include "server/query_runner.h"
@@ -34,7 +35,9 @@ void HandleCountRows(ServerContext& ctx, const TableRequest& req, httplib::Respo
   const table::TableSnapshot snap = (*t)->Snapshot();
   Status st = CheckVersion(snap, parsed->version, req.route.table);
   if (!st.ok()) return SendError(res, st);
-  Result<int64_t> count = query::CountRows(snap, parsed->predicate);
+  // A table of several shards counts only the shards the predicate can match.
+  Result<int64_t> count =
+      query::CountRows(query::PruneShards(snap, parsed->predicate), parsed->predicate);
   if (!count.ok()) return SendError(res, count.status());
   SendJson(res, std::to_string(*count));
 }

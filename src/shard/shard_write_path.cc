@@ -20,7 +20,7 @@ namespace strata::shard {
 Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> storage_rows,
                                            std::vector<arrow::RecordBatchPtr> user_rows,
                                            const wal::TxnTag* txn, GenPtr* held,
-                                           int64_t* held_end) {
+                                           int64_t* held_begin, int64_t* held_end) {
   PutResult result;
   for (const auto& b : storage_rows) result.num_rows += b->num_rows();
   for (const auto& b : user_rows) result.num_rows += b->num_rows();
@@ -162,6 +162,7 @@ Result<PutResult> ShardWriter::Impl::Write(std::vector<arrow::RecordBatchPtr> st
   result.wal_position = *position;
   if (txn != nullptr) {
     *held = g;
+    *held_begin = range.begin;
     *held_end = range.end;
     return result;
   }
@@ -336,8 +337,9 @@ Result<PreparedWrite> ShardWriter::Prepare(const wal::TxnTag& txn,
   STRATA_RETURN_IF_ERROR(ConformApply(impl_->layout, storage_rows, user_rows, &storage, &user));
   PreparedWrite out;
   out.state = std::make_shared<PreparedState>();
-  STRATA_ASSIGN_OR_RETURN(out.put, impl_->Write(std::move(storage), std::move(user), &txn,
-                                                &out.state->gen, &out.state->end));
+  STRATA_ASSIGN_OR_RETURN(out.put,
+                          impl_->Write(std::move(storage), std::move(user), &txn, &out.state->gen,
+                                       &out.state->begin, &out.state->end));
   if (out.state->gen == nullptr) out.state->done = true;  // 0 rows: nothing held
   return out;
 }
@@ -352,6 +354,28 @@ PreparedState* TakePending(const PreparedWrite& write) {
 }
 
 }  // namespace
+
+Status ShardWriter::AwaitPublishable(const PreparedWrite& write, Deadline deadline) {
+  Impl& s = *impl_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  if (write.state == nullptr || write.state->done || write.state->gen == nullptr) {
+    return Status::OK();
+  }
+  const PreparedState& p = *write.state;
+  // Rows ahead become visible as their puts finish indexing (which notifies) or turn durable
+  // (which does not): poll briefly as well.
+  while (p.gen->mt->visible_rows() < p.begin && s.sticky.ok() && !s.closed) {
+    if (Clock::now() >= deadline) {
+      return Status::Backpressure("shard '" + s.shard_id +
+                                  "': rows ahead of a multi-shard write's part did not become "
+                                  "visible before the write stall timeout");
+    }
+    s.cv.wait_for(lock, std::chrono::milliseconds(2));
+  }
+  if (!s.sticky.ok()) return s.sticky;
+  if (s.closed) return Status::Invalid("shard '" + s.shard_id + "' is closed");
+  return Status::OK();
+}
 
 void ShardWriter::Publish(const PreparedWrite& write) {
   Impl& s = *impl_;

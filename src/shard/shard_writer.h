@@ -378,6 +378,12 @@ class ShardWriter {
   /// before it prepares any. Errors: as Apply's Invalid.
   Status CheckApply(const std::vector<arrow::RecordBatchPtr>& storage_rows,
                     const std::vector<arrow::RecordBatchPtr>& user_rows) const;
+  /// Waits until every row ahead of the prepared part in its MemTable is visible, so Publish
+  /// shows the part at once (a caller publishing several parts under one lock then shows all
+  /// of them or none). Rows ahead may be another write's held part: callers that wait here run
+  /// one multi-shard write at a time. Errors: the writer's sticky error; Backpressure at
+  /// `deadline`; Invalid when closed.
+  Status AwaitPublishable(const PreparedWrite& write, Deadline deadline);
   /// Makes a prepared part visible. Idempotent; no-op for 0 rows or after Abort.
   void Publish(const PreparedWrite& write);
   /// Aborts a prepared part: poisons the writer (WriterPoisoned naming `why`). No-op after

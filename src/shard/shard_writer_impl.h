@@ -55,6 +55,7 @@ using GenPtr = std::shared_ptr<GenState>;
 /// rows and the end of their range. `done` (guarded by Impl::mu) once published or aborted.
 struct PreparedState {
   GenPtr gen;
+  int64_t begin = 0;  // the part's rows: [begin, end) of gen's MemTable
   int64_t end = 0;
   bool done = false;
 };
@@ -225,7 +226,7 @@ struct ShardWriter::Impl {
   Result<PutResult> Write(std::vector<arrow::RecordBatchPtr> storage_rows,
                           std::vector<arrow::RecordBatchPtr> user_rows,
                           const wal::TxnTag* txn = nullptr, GenPtr* held = nullptr,
-                          int64_t* held_end = nullptr);
+                          int64_t* held_begin = nullptr, int64_t* held_end = nullptr);
   /// Waits (holding `lock` on mu) until rows below `end` of `g` are visible while a prepared
   /// multi-shard part ahead of them is held, so an acknowledged write is searchable.
   void AwaitVisibleBehindHeld(std::unique_lock<std::mutex>& lock, const GenPtr& g, int64_t end) {

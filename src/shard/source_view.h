@@ -32,7 +32,10 @@
 namespace strata::shard {
 
 struct SourceView {
-  std::string name;       // e.g. "sstable gen 3", "memtable gen 5 (active)"
+  std::string name;  // e.g. "sstable gen 3", "memtable gen 5 (active)"
+  /// In the view of a table of several shards: the shard (bucket) whose rows it holds; -1 for
+  /// a source of every shard (the shared base) or of a one-shard table.
+  int shard = -1;
   bool memtable = false;  // true for frozen and active MemTables
   uint64_t generation = 0;
   /// Storage schema, rows [0, num_rows); a MemTable's are a view of its log (no copy).

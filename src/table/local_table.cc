@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <mutex>
 
 #include "common/wall_clock.h"
@@ -16,32 +17,6 @@
 #include "table/primary_key.h"
 
 namespace strata::table {
-namespace {
-
-/// Opens a fresh shard with `schema`, writes `batches` into it. On failure removes the shard.
-Result<std::pair<std::unique_ptr<shard::ShardWriter>, uint64_t>> WriteFreshShard(
-    const std::shared_ptr<io::ObjectStore>& store, const std::string& prefix,
-    const arrow::SchemaPtr& schema, const std::vector<arrow::RecordBatchPtr>& batches,
-    const shard::ShardWriterOptions& options) {
-  STRATA_RETURN_IF_ERROR(shard::ValidateTableSchema(*schema));
-  // Validate before creating anything, so bad input leaves no files behind.
-  STRATA_RETURN_IF_ERROR(shard::ConformBatches(schema, batches).status());
-  const std::string shard_id = format::RandomUuid();
-  auto opened = shard::ShardWriter::Open(store, prefix, shard_id, schema, options);
-  if (!opened.ok()) return opened.status();
-  auto writer = std::move(opened).value();
-  auto put = writer->Put(batches);
-  if (!put.ok()) {
-    writer->close();
-    Status cleanup = shard::ShardWriter::RemoveShardFiles(*store, prefix, shard_id);
-    if (!cleanup.ok()) spdlog::warn("cleanup of shard '{}': {}", shard_id, cleanup.ToString());
-    return put.status();
-  }
-  const uint64_t position = writer->last_wal_position();
-  return std::make_pair(std::move(writer), position);
-}
-
-}  // namespace
 
 Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectStore> store,
                                                      std::string prefix, std::string name,
@@ -58,22 +33,12 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Open(std::shared_ptr<io::ObjectS
   std::shared_ptr<LocalTable> t(
       new LocalTable(std::move(store), std::move(prefix), std::move(name), options, compaction));
   STRATA_ASSIGN_OR_RETURN(t->schema_, format::DecodeSchema(manifest.arrow_schema()));
-  if (manifest.shard_ids_size() != 1) {
-    return Status::Corruption("table '" + t->name_ + "' manifest version " +
-                              std::to_string(manifest.version()) + " lists " +
-                              std::to_string(manifest.shard_ids_size()) +
-                              " shards; this build handles exactly 1");
-  }
-  auto opened_options = t->ShardOptionsFor(manifest);  // the LSM write spec's, if any
-  if (!opened_options.ok()) return opened_options.status();
-  shard::ShardWriterOptions shard_options = std::move(*opened_options);
-  auto base = t->OpenBase(manifest.base(), t->schema_, manifest.shard_ids(0), &shard_options);
-  if (!base.ok()) return base.status().WithContext("table '" + t->name_ + "'");
-  auto writer = shard::ShardWriter::Open(t->store_, t->prefix_, manifest.shard_ids(0), t->schema_,
-                                         shard_options);
-  if (!writer.ok()) return writer.status().WithContext("table '" + t->name_ + "'");
-  t->shard_ = std::move(writer).value();
-  t->base_ = std::move(*base);
+  // The base and every shard (the LSM write spec's writer options, if any).
+  const std::vector<std::string> ids(manifest.shard_ids().begin(), manifest.shard_ids().end());
+  auto tier = t->OpenTier(manifest, t->schema_, ids);
+  if (!tier.ok()) return tier.status().WithContext("table '" + t->name_ + "'");
+  t->shards_ = std::move(tier->shards);
+  t->base_ = std::move(tier->base);
   t->manifest_ = std::move(manifest);
   t->StartBaseLocked();
   return t;
@@ -111,30 +76,30 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   for (const auto& k : options.primary_key) m.add_primary_key(k);
   // The LSM write spec is in the first manifest: its writer settings apply from the first row.
   if (lsm_spec) *m.mutable_lsm_write_spec() = LsmWriteSpecToProto(*lsm_spec);
-  STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions fresh_options, t->ShardOptionsFor(m));
-  STRATA_ASSIGN_OR_RETURN(auto base, t->OpenBase({}, schema, "", &fresh_options));
-  STRATA_ASSIGN_OR_RETURN(auto fresh,
-                          WriteFreshShard(t->store_, t->prefix_, schema, batches, fresh_options));
+  const int shards = lsm_spec ? static_cast<int>(std::max<int64_t>(1, lsm_spec->NumShards())) : 1;
+  STRATA_ASSIGN_OR_RETURN(Tier fresh, t->WriteFreshTier(m, schema, shards, batches));
   m.set_version(1);
   m.set_arrow_schema(std::move(schema_bytes));
-  m.add_shard_ids(fresh.first->shard_id());
+  for (const auto& w : fresh.shards) m.add_shard_ids(w->shard_id());
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(1);  // a new table reports version 1 (as Lance tables do)
   m.set_table_name(t->name_);
   Status committed = format::CommitTableManifest(*t->store_, t->prefix_, m);
   if (!committed.ok()) {
-    fresh.first->close();
-    Status cleanup =
-        shard::ShardWriter::RemoveShardFiles(*t->store_, t->prefix_, fresh.first->shard_id());
-    if (!cleanup.ok()) spdlog::warn("cleanup after failed create: {}", cleanup.ToString());
+    fresh.base->Stop();
+    for (auto& w : fresh.shards) {
+      w->close();
+      Status cleanup = shard::ShardWriter::RemoveShardFiles(*t->store_, t->prefix_, w->shard_id());
+      if (!cleanup.ok()) spdlog::warn("cleanup after failed create: {}", cleanup.ToString());
+    }
     if (committed.IsAlreadyExists()) {
       return Status::AlreadyExists("table '" + t->name_ + "' already exists");
     }
     return committed;
   }
   t->schema_ = std::move(schema);
-  t->shard_ = std::move(fresh.first);
-  t->base_ = std::move(base);
+  t->shards_ = std::move(fresh.shards);
+  t->base_ = std::move(fresh.base);
   t->manifest_ = std::move(m);
   t->StartBaseLocked();
   return t;
@@ -155,12 +120,12 @@ arrow::SchemaPtr LocalTable::schema() const {
 
 uint64_t LocalTable::version() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return manifest_.base_version() + shard_->last_wal_position();
+  return VersionLocked();
 }
 
 std::string LocalTable::shard_id() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return shard_->shard_id();
+  return shards_[0]->shard_id();
 }
 
 Status LocalTable::Throttle(int64_t rows) {
@@ -170,7 +135,7 @@ Status LocalTable::Throttle(int64_t rows) {
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
     // A poisoned or fenced writer answers with its error now, not after the write stop's
     // timeout as 503 backpressure (its frozen MemTables cannot flush, so a stop would last).
-    if (shard_ != nullptr) STRATA_RETURN_IF_ERROR(shard_->health());
+    STRATA_RETURN_IF_ERROR(HealthLocked());
     b = base_;
   }
   if (b == nullptr) return Status::OK();
@@ -178,9 +143,16 @@ Status LocalTable::Throttle(int64_t rows) {
       rows,
       [this] {
         std::shared_lock<std::shared_mutex> lock(mu_);
-        if (dropped_ || shard_ == nullptr) return base::L0Backlog{};
-        const auto s = shard_->backlog();
-        return base::L0Backlog{s.sstables, s.frozen, s.active_rows, s.memtable_rows};
+        base::L0Backlog sum;
+        if (dropped_) return sum;
+        for (const auto& w : shards_) {
+          const auto s = w->backlog();
+          sum.sstables += s.sstables;
+          sum.frozen += s.frozen;
+          sum.active_rows += s.active_rows;
+          sum.memtable_rows += s.memtable_rows;
+        }
+        return sum;
       },
       shard::Clock::now() + options_.write_stall_timeout);
 }
@@ -198,10 +170,7 @@ Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& ba
   std::shared_lock<std::shared_mutex> write_lock(write_mu_);
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  STRATA_ASSIGN_OR_RETURN(auto put, shard_->Put(batches));
-  if (put.wal_position > 0) NoteCommit();
-  return manifest_.base_version() +
-         (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
+  return WriteLocked(WriteKind::kPut, {}, batches);
 }
 
 Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
@@ -211,55 +180,57 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   std::unique_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
   STRATA_ASSIGN_OR_RETURN(std::string schema_bytes, format::EncodeSchema(*schema));
-  shard::ShardWriterOptions fresh_options = options_;
   // The key of the NEW schema (its field metadata; none -> hidden _rowid); no index
-  // definitions (the schema may change).
-  STRATA_ASSIGN_OR_RETURN(fresh_options.primary_key, PrimaryKeyOf(*schema));
-  fresh_options.indexes.clear();
-  STRATA_ASSIGN_OR_RETURN(auto fresh_base, OpenBase({}, schema, "", &fresh_options));
-  STRATA_ASSIGN_OR_RETURN(auto fresh,
-                          WriteFreshShard(store_, prefix_, schema, batches, fresh_options));
-  const uint64_t old_version = manifest_.base_version() + shard_->last_wal_position();
+  // definitions and no LSM write spec (the schema and key may change): one fresh shard.
+  STRATA_ASSIGN_OR_RETURN(std::vector<std::string> key, PrimaryKeyOf(*schema));
+  const uint64_t old_version = VersionLocked();
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
   m.set_arrow_schema(std::move(schema_bytes));
-  m.clear_shard_ids();
-  m.add_shard_ids(fresh.first->shard_id());
   m.clear_primary_key();
-  for (const auto& k : fresh_options.primary_key) m.add_primary_key(k);
+  for (const auto& k : key) m.add_primary_key(k);
   m.clear_index_specs_json();
   m.clear_lsm_write_spec();  // like the index definitions: the schema and key may change
   m.clear_base();            // the fresh shard holds every row
+  STRATA_ASSIGN_OR_RETURN(Tier fresh, WriteFreshTier(m, schema, 1, batches));
+  m.clear_shard_ids();
+  m.add_shard_ids(fresh.shards[0]->shard_id());
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(old_version + 1);
   Status committed = CommitNextManifest(m, "overwrite of table '" + name_ + "'");
   if (!committed.ok()) {
-    fresh.first->close();
+    fresh.base->Stop();
+    fresh.shards[0]->close();
     Status cleanup =
-        shard::ShardWriter::RemoveShardFiles(*store_, prefix_, fresh.first->shard_id());
+        shard::ShardWriter::RemoveShardFiles(*store_, prefix_, fresh.shards[0]->shard_id());
     if (!cleanup.ok()) spdlog::warn("cleanup after failed overwrite: {}", cleanup.ToString());
     return committed;
   }
-  const std::string old_shard = shard_->shard_id();
-  shard_->close();
+  std::vector<std::string> old_ids;
+  for (auto& w : shards_) {
+    old_ids.push_back(w->shard_id());
+    w->close();
+  }
   // The old base's thread may be waiting for mu_ (CommitBase): stop it once mu_ is released,
-  // and keep the old shard writer alive until then.
+  // and keep the old shard writers alive until then.
   std::shared_ptr<base::BaseTable> old_base = std::move(base_);
-  std::unique_ptr<shard::ShardWriter> old_writer = std::move(shard_);
+  std::vector<std::unique_ptr<shard::ShardWriter>> old_writers = std::move(shards_);
   manifest_ = std::move(m);
   schema_ = std::move(schema);
-  shard_ = std::move(fresh.first);
-  base_ = std::move(fresh_base);
+  shards_ = std::move(fresh.shards);
+  base_ = std::move(fresh.base);
   StartBaseLocked();
   NoteCommit();
-  const uint64_t result = manifest_.base_version() + fresh.second;
+  const uint64_t result = VersionLocked();
   lock.unlock();
   old_base->Stop();
-  old_writer.reset();
-  Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, old_shard);
-  if (!removed.ok()) {
-    spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, old_shard,
-                 removed.ToString());
+  old_writers.clear();
+  for (const auto& id : old_ids) {
+    Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, id);
+    if (!removed.ok()) {
+      spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, id,
+                   removed.ToString());
+    }
   }
   return result;
 }
@@ -268,18 +239,23 @@ TableSnapshot LocalTable::Snapshot() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   TableSnapshot out;
   out.schema = schema_;
-  out.key_columns = shard_->key_columns();
-  auto snap = shard_->Snapshot();
+  out.key_columns = shards_[0]->key_columns();
+  auto snap = SnapshotLocked();
   if (!snap.ok()) {
     // Answer with no rows rather than wrong ones, and say so in the log.
     spdlog::error("table '{}': snapshot failed: {}", name_, snap.status().ToString());
-    out.version = manifest_.base_version() + shard_->last_wal_position();
+    out.version = VersionLocked();
     return out;
   }
   const shard::ShardSnapshot& s = **snap;
   out.version = manifest_.base_version() + s.last_wal_position;
   out.num_rows = s.num_rows;
   out.shard = *snap;
+  if (shards_.size() > 1) {
+    auto spec = LsmWriteSpecFromProto(manifest_.lsm_write_spec());
+    if (spec.ok()) out.sharding = std::move(*spec);
+    out.num_shards = static_cast<int64_t>(shards_.size());
+  }
   return out;
 }
 
@@ -288,10 +264,7 @@ Result<uint64_t> LocalTable::Delete(const std::vector<arrow::RecordBatchPtr>& ke
   std::shared_lock<std::shared_mutex> write_lock(write_mu_);
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  STRATA_ASSIGN_OR_RETURN(auto put, shard_->Delete(keys));
-  if (put.wal_position > 0) NoteCommit();
-  return manifest_.base_version() +
-         (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
+  return WriteLocked(WriteKind::kDelete, {}, keys);
 }
 
 Result<uint64_t> LocalTable::ReadModifyWrite(
@@ -315,35 +288,43 @@ Result<uint64_t> LocalTable::ReadModifyWrite(
   }
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  if (mutation.empty()) return manifest_.base_version() + shard_->last_wal_position();
-  STRATA_ASSIGN_OR_RETURN(auto put, shard_->Apply(mutation.storage_rows, mutation.inserts));
-  if (put.wal_position > 0) NoteCommit();
-  return manifest_.base_version() +
-         (put.wal_position > 0 ? put.wal_position : shard_->last_wal_position());
+  if (mutation.empty()) return VersionLocked();
+  return WriteLocked(WriteKind::kApply, mutation.storage_rows, mutation.inserts);
 }
 
 Result<std::vector<ShardFlushResult>> LocalTable::Flush(shard::Deadline deadline) {
   std::shared_lock<std::shared_mutex> lock(mu_);
   STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  ShardFlushResult r;
-  r.shard_id = shard_->shard_id();
-  STRATA_ASSIGN_OR_RETURN(auto sealed, shard_->force_seal_active());
-  if (sealed) {
-    r.sealed_generation = sealed->generation;
-    r.waited_generation = sealed->generation;
-  } else {
-    r.waited_generation = shard_->newest_unpublished_generation();
+  // Each shard seals first, then each waits for the generation IT sealed (the seed contract
+  // per shard): the waits overlap instead of adding up.
+  std::vector<ShardFlushResult> out(shards_.size());
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    shard::ShardWriter& w = *shards_[i];
+    ShardFlushResult& r = out[i];
+    r.shard_id = w.shard_id();
+    STRATA_ASSIGN_OR_RETURN(auto sealed, w.force_seal_active());
+    if (sealed) {
+      r.sealed_generation = sealed->generation;
+      r.waited_generation = sealed->generation;
+    } else {
+      r.waited_generation = w.newest_unpublished_generation();
+    }
   }
-  if (r.waited_generation) {
-    STRATA_RETURN_IF_ERROR(shard_->wait_for_generation(*r.waited_generation, deadline));
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    ShardFlushResult& r = out[i];
+    if (r.waited_generation) {
+      STRATA_RETURN_IF_ERROR(shards_[i]->wait_for_generation(*r.waited_generation, deadline));
+    }
+    r.current_generation = shards_[i]->Describe().current_generation;
   }
-  r.current_generation = shard_->Describe().current_generation;
-  return std::vector<ShardFlushResult>{r};
+  return out;
 }
 
 std::vector<shard::ShardDescription> LocalTable::DescribeShards() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return {shard_->Describe()};
+  std::vector<shard::ShardDescription> out;
+  for (const auto& w : shards_) out.push_back(w->Describe());
+  return out;
 }
 
 Status LocalTable::Drop() {
@@ -357,7 +338,7 @@ Status LocalTable::Drop() {
     if (base_ == base) break;  // else an Overwrite / RewriteColumns replaced it meanwhile
   }
   dropped_ = true;
-  shard_->close();
+  for (auto& w : shards_) w->close();
   STRATA_ASSIGN_OR_RETURN(auto versions, store_->List(prefix_ + "/_versions/"));
   std::vector<std::pair<uint64_t, std::string>> ordered;
   for (const auto& o : versions) {
@@ -406,7 +387,7 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
 void LocalTable::StartBaseLocked() {
   base::BaseTable* b = base_.get();
   b->StartMaintenance(
-      {shard_.get()},
+      ShardListLocked(),
       [this, b](const format::BaseTable& next, const std::function<Status()>& install) {
         return CommitBase(b, next, install);
       },
@@ -416,14 +397,32 @@ void LocalTable::StartBaseLocked() {
 Result<base::GcStats> LocalTable::GcOnce() {
   base::GcInput in;
   in.table_prefix = prefix_;
+  std::map<std::string, uint64_t> replay_after;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
     in.current = manifest_;
-    in.shards.push_back({shard_->committed_manifest()});
+    for (const auto& w : shards_) {
+      in.shards.push_back({w->committed_manifest()});
+      replay_after[w->shard_id()] = w->committed_manifest().replay_after_wal_entry_position();
+    }
   }
   in.now_micros = WallClockMicros();
-  return base::CollectGarbage(*store_, in, compaction_.gc_options);
+  STRATA_ASSIGN_OR_RETURN(base::GcStats stats,
+                          base::CollectGarbage(*store_, in, compaction_.gc_options));
+  // Decisions of multi-shard writes no replay can read again (txn_log.h Prune).
+  auto pruned = txn_log_->Prune(
+      [&](const std::string& id) -> std::optional<uint64_t> {
+        auto it = replay_after.find(id);
+        if (it == replay_after.end()) return std::nullopt;
+        return it->second;
+      },
+      in.now_micros);
+  if (!pruned.ok()) {
+    spdlog::warn("table '{}': transaction records not pruned: {}", name_,
+                 pruned.status().ToString());
+  }
+  return stats;
 }
 
 Result<base::GcStats> LocalTable::CollectGarbage() {
@@ -454,7 +453,7 @@ Status LocalTable::CommitBase(const base::BaseTable* b, const format::BaseTable&
   if (base_.get() != b) {
     return Status::Invalid("table '" + name_ + "' was overwritten while compacting");
   }
-  STRATA_RETURN_IF_ERROR(shard_->CheckOwner());
+  for (const auto& w : shards_) STRATA_RETURN_IF_ERROR(w->CheckOwner());
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
   m.set_created_at_micros(WallClockMicros());
@@ -491,17 +490,17 @@ Status LocalTable::CommitBase(const base::BaseTable* b, const format::BaseTable&
 
 Result<base::CompactionResult> LocalTable::Compact(shard::Deadline deadline) {
   std::shared_ptr<base::BaseTable> b;
-  shard::ShardWriter* writer = nullptr;
+  base::ShardList writers;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
     b = base_;
-    writer = shard_.get();
+    writers = ShardListLocked();
   }
-  // `writer` outlives this call: a table that replaces its shard keeps the old writer until
+  // `writers` outlive this call: a table that replaces its shards keeps the old writers until
   // the old base is stopped, and Stop waits for a running compaction (its work lock).
   return b->Compact(
-      {writer},
+      writers,
       [this, raw = b.get()](const format::BaseTable& next, const std::function<Status()>& install) {
         return CommitBase(raw, next, install);
       },
@@ -510,16 +509,16 @@ Result<base::CompactionResult> LocalTable::Compact(shard::Deadline deadline) {
 
 Result<base::RewriteResult> LocalTable::RewriteBase(shard::Deadline deadline) {
   std::shared_ptr<base::BaseTable> b;
-  shard::ShardWriter* writer = nullptr;
+  base::ShardList writers;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
     b = base_;
-    writer = shard_.get();
+    writers = ShardListLocked();
   }
-  // `writer` outlives this call as for Compact (Stop waits for the work lock).
+  // `writers` outlive this call as for Compact (Stop waits for the work lock).
   return b->Rewrite(
-      {writer},
+      writers,
       [this, raw = b.get()](const format::BaseTable& next, const std::function<Status()>& install) {
         return CommitBase(raw, next, install);
       },

@@ -1,31 +1,38 @@
 // A table stored through an ObjectStore (DESIGN.md §3): versioned base manifests under
-// {table}/_versions/ and one shard (issue 2: unsharded) under {table}/_mem_wal/{shard_id}/.
-// Versions: version = manifest.base_version + the shard's last WAL position, so every insert
-// (one WAL entry) makes a higher version and versions survive restarts. Overwrite writes the
-// new rows into a fresh shard, then commits a manifest pointing at it (base_version above every
-// earlier version), then swaps it in and removes the old shard's files: readers see either the
-// old schema and rows or the new ones.
-// Index definitions live in the manifest (index_specs_json); CreateIndex / DropIndex commit a
-// new manifest version with the changed list and base_version + 1 (so the reported table
-// version, base_version + WAL position, grows by one) and hand the list to the shard writer,
-// which indexes MemTables and SSTables (ShardWriter::SetIndexes). An overwrite keeps no index
-// definitions (the schema may change). Tags live in the manifest too (tags); a tag change
-// commits a new manifest with base_version unchanged (not a new table version).
-// Locking: `write_mu_` (shared_mutex) orders row writes against read-modify-writes: Insert,
-// Delete and Overwrite take it shared (they run concurrently with each other; the
-// ShardWriter orders concurrent puts), ReadModifyWrite and RewriteColumns exclusively, from
-// before their snapshot until their write is durable and visible (RewriteColumns: until the
+// {table}/_versions/ and its shards under {table}/_mem_wal/{shard_id}/: one (unsharded, or a
+// bucket spec of 1 bucket), or one per bucket of its LSM write spec (docs/SHARDING.md):
+// manifest.shard_ids[i] is bucket i and the shard's lane in the one base all shards share
+// (local_table_shards.cc routes writes and builds the table's view over them).
+// Versions: version = manifest.base_version + the sum of the shards' last WAL positions, so
+// every insert (at least one WAL entry) makes a higher version and versions survive restarts.
+// Overwrite writes the new rows into a fresh shard, then commits a manifest pointing at it
+// (base_version above every earlier version), then swaps it in and removes the old shard's files:
+// readers see either the old schema and rows or the new ones. Index definitions live in the
+// manifest (index_specs_json); CreateIndex / DropIndex commit a new manifest version with the
+// changed list and base_version + 1 (so the reported table version, base_version + WAL position,
+// grows by one) and hand the list to the shard writer, which indexes MemTables and SSTables
+// (ShardWriter::SetIndexes). An overwrite keeps no index definitions (the schema may change). Tags
+// live in the manifest too (tags); a tag change commits a new manifest with base_version unchanged
+// (not a new table version). Locking: `write_mu_` (shared_mutex) orders row writes against
+// read-modify-writes: Insert, Delete and Overwrite take it shared (they run concurrently with each
+// other; the ShardWriter orders concurrent puts), ReadModifyWrite and RewriteColumns exclusively,
+// from before their snapshot until their write is durable and visible (RewriteColumns: until the
 // fresh shard is swapped in), so no write lands between the read and the write.
-// `mu_` (shared_mutex) guards manifest_, schema_, shard_ and dropped_; Insert, Delete and
+// `mu_` (shared_mutex) guards manifest_, schema_, shards_ and dropped_; Insert, Delete and
 // Snapshot take it shared, Overwrite, Drop, CreateIndex, DropIndex, the tag changes and
 // CloseForRename exclusively.
-// Lock order: write_mu_ before mu_ (never the reverse); ReadModifyWrite calls its function
-// holding only write_mu_.
+// `publish_mu_` (shared_mutex, a leaf taken under mu_): a multi-shard write publishes its parts
+// holding it exclusively and a multi-shard Snapshot reads its shards holding it shared, so a
+// view holds all of such a write or none of it.
+// Lock order: write_mu_ before mu_ before publish_mu_ (never the reverse); ReadModifyWrite
+// calls its function holding only write_mu_.
 // Thread-safety: every method may be called from many threads at once.
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -34,6 +41,7 @@
 #include "io/object_store.h"
 #include "shard/shard_writer.h"
 #include "table/table.h"
+#include "table/txn_log.h"
 #include "table/writer_recovery.h"
 
 namespace strata::table {
@@ -126,8 +134,10 @@ class LocalTable : public Table {
 
   /// Object-store prefix of the table ("{database_dir}/{table_dir}").
   const std::string& prefix() const { return prefix_; }
-  /// Id of the shard currently holding the rows.
+  /// Id of the first shard (the only one of an unsharded table).
   std::string shard_id() const;
+  /// Ids of every shard, bucket order.
+  std::vector<std::string> shard_ids() const;
 
  private:
   LocalTable(std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
@@ -136,15 +146,62 @@ class LocalTable : public Table {
         prefix_(std::move(prefix)),
         name_(std::move(name)),
         options_(std::move(options)),
-        compaction_(compaction) {}
+        compaction_(compaction),
+        txn_log_(std::make_shared<TxnLog>(store_, prefix_)) {}
   /// Opens an empty or stored base for a shard `shard_id` of `schema` with `options` (primary
   /// key, index definitions) and points options->base / compacted_generation at it.
   Result<std::shared_ptr<base::BaseTable>> OpenBase(const format::BaseTable& stored,
                                                     const arrow::SchemaPtr& schema,
                                                     const std::string& shard_id,
                                                     shard::ShardWriterOptions* options) const;
-  /// Starts base_'s maintenance thread over shard_ (callers hold mu_ or own the table alone).
+  /// Starts base_'s maintenance thread over shards_ (callers hold mu_ or own the table alone).
   void StartBaseLocked();
+
+  // The shards (local_table_shards.cc).
+  /// The base and every shard writer of `shard_ids` (lane = index) for a table of `schema`
+  /// with manifest `m` (its base, key, index definitions, LSM write spec): existing shards
+  /// replay their WAL, new ids start empty. One shard reads the base in its own views; with
+  /// several the base is shared (base_in_view = false). On failure nothing stays open.
+  struct Tier {
+    std::shared_ptr<base::BaseTable> base;
+    std::vector<std::unique_ptr<shard::ShardWriter>> shards;
+  };
+  Result<Tier> OpenTier(const format::TableManifest& m, const arrow::SchemaPtr& schema,
+                        const std::vector<std::string>& shard_ids) const;
+  /// A new tier of `count` fresh shards (fresh ids, an empty base) for manifest `m` holding
+  /// `batches`, routed by m's LSM write spec. On failure removes what it wrote.
+  Result<Tier> WriteFreshTier(const format::TableManifest& m, const arrow::SchemaPtr& schema,
+                              int count, const std::vector<arrow::RecordBatchPtr>& batches) const;
+  /// Writes `storage_rows` / `user_rows` (as ShardWriter::Apply takes them) to the shards
+  /// their keys route to: one shard -> its Apply (or Put / Delete as `kind` says); several ->
+  /// all or nothing (multi_shard_write.h). Holds write_mu_ (any mode) and mu_ shared. Returns
+  /// the table version after it.
+  enum class WriteKind { kPut, kDelete, kApply };
+  Result<uint64_t> WriteLocked(WriteKind kind,
+                               const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                               const std::vector<arrow::RecordBatchPtr>& user_rows);
+  /// base_version + the sum of the shards' last WAL positions. Holds mu_.
+  uint64_t VersionLocked() const;
+  /// The table's view: the one shard's, or (several) the base once under every shard's
+  /// visibility followed by each shard's sources. Holds mu_ (takes publish_mu_).
+  Result<std::shared_ptr<const shard::ShardSnapshot>> SnapshotLocked() const;
+  /// SetLsmWriteSpec's change of the shard count (local_table_lsm.cc): refused (Invalid) when
+  /// the table has live rows; else commits `m` with `count` fresh empty shards and an empty
+  /// base, swaps them in and hands the old base and writers to `old` (the caller stops and
+  /// removes them with mu_ released). Holds write_mu_ and mu_ exclusively.
+  Status ReshardEmptyLocked(format::TableManifest m, size_t count, Tier* old);
+  /// Raw pointers to shards_ (lane order), for the base's maintenance. Holds mu_.
+  base::ShardList ShardListLocked() const;
+  /// The first shard health error (OK when every shard is healthy). Holds mu_.
+  Status HealthLocked() const;
+  /// Index progress of every definition over every shard and the base
+  /// (local_table_indexes.cc). Holds mu_.
+  std::vector<shard::IndexProgress> IndexProgressLocked() const;
+  /// One multi-shard write at a time (WriteLocked): a part waits, before it is ready to
+  /// publish, for every row ahead of it in its MemTable, so two writes holding parts in each
+  /// other's shards would wait on each other. Held from prepare to publish; a write waits for
+  /// it at most the write stall timeout (then Backpressure).
+  std::timed_mutex txn_mu_;
   /// The base's commit step (base::BaseTable::CommitFn) for base `b`: takes mu_ exclusively,
   /// checks `b` is still the table's base and the shard writer still owns its shard, commits
   /// a table manifest with `next` as its base (base_version unchanged: the rows are the same),
@@ -182,15 +239,21 @@ class LocalTable : public Table {
   const std::string name_;
   const shard::ShardWriterOptions options_;  // for every shard this table opens
   const base::CompactionOptions compaction_;
+  /// Decisions of multi-shard writes (txn_log.h); internally thread-safe.
+  const std::shared_ptr<TxnLog> txn_log_;
 
   /// Row-write lock (see the file comment): shared by Insert / Delete / Overwrite, exclusive
   /// for ReadModifyWrite. Guards no data; it orders writes. Taken before mu_.
   std::shared_mutex write_mu_;
   mutable std::shared_mutex mu_;
-  format::TableManifest manifest_;             // guarded by mu_
-  arrow::SchemaPtr schema_;                    // guarded by mu_
-  std::unique_ptr<shard::ShardWriter> shard_;  // guarded by mu_ (pointer); internally locked
-  /// The base of shard_'s rows (replaced with shard_); its maintenance thread calls CommitBase,
+  format::TableManifest manifest_;  // guarded by mu_
+  arrow::SchemaPtr schema_;         // guarded by mu_
+  /// One writer per shard, manifest_.shard_ids order (= bucket = base lane). Guarded by mu_
+  /// (the vector and pointers); each writer is internally locked.
+  std::vector<std::unique_ptr<shard::ShardWriter>> shards_;
+  /// See the file comment: multi-shard publish (exclusive) against multi-shard views (shared).
+  mutable std::shared_mutex publish_mu_;
+  /// The base of shards_' rows (replaced with shards_); its maintenance thread calls CommitBase,
   /// which takes mu_, so it is stopped only with mu_ released.
   std::shared_ptr<base::BaseTable> base_;  // guarded by mu_ (pointer); internally locked
   bool dropped_ = false;                   // guarded by mu_
@@ -206,10 +269,10 @@ class LocalTable : public Table {
   /// When Supervise next checks that the shard writer still owns its shard (owner_check).
   /// Touched only by the supervisor thread (Supervise), so no lock.
   RecoveryBackoff::Clock::time_point next_owner_check_{};
-  /// Highest shard writer epoch a reopen attempt may have claimed (guarded by write_mu_,
-  /// held exclusively by RecoverWriter): a failed attempt leaves its claim behind, which is
-  /// not another server's.
-  uint64_t attempt_epoch_ = 0;
+  /// Highest writer epoch a reopen attempt may have claimed, per shard id (guarded by
+  /// write_mu_, held exclusively by RecoverWriter): a failed attempt leaves its claim behind,
+  /// which is not another server's.
+  std::map<std::string, uint64_t> attempt_epochs_;
 };
 
 }  // namespace strata::table

@@ -4,6 +4,8 @@
 // local_table.h says (mu_ exclusive for changes, shared for the list).
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "common/wall_clock.h"
 #include "format/ids.h"
 #include "index/column_index.h"
@@ -25,7 +27,10 @@ Status LocalTable::CommitIndexSpecsLocked(const std::vector<index::IndexSpec>& s
   manifest_ = std::move(m);
   NoteCommit();
   base_->SetIndexes(specs);
-  Status applied = shard_->SetIndexes(specs);
+  Status applied;
+  for (const auto& w : shards_) {
+    if (applied.ok()) applied = w->SetIndexes(specs);
+  }
   if (!applied.ok()) {
     // The manifest holds the definitions: a reopen applies them.
     spdlog::error("table '{}': index definitions committed but not applied: {}", name_,
@@ -69,11 +74,46 @@ Status LocalTable::DropIndex(const std::string& name) {
   return CommitIndexSpecsLocked(specs);
 }
 
+std::vector<shard::IndexProgress> LocalTable::IndexProgressLocked() const {
+  if (shards_.size() == 1) return shards_[0]->IndexProgressAll();
+  // Several shards leave the shared base out of their own progress: sum theirs, then count
+  // the base's live rows as indexed when its index of the definition covers every base row.
+  std::vector<shard::IndexProgress> out;
+  for (const auto& w : shards_) {
+    for (auto& p : w->IndexProgressAll()) {
+      auto it = std::find_if(out.begin(), out.end(), [&](const shard::IndexProgress& o) {
+        return o.spec.name == p.spec.name && o.spec.uuid == p.spec.uuid;
+      });
+      if (it == out.end()) {
+        out.push_back(std::move(p));
+        continue;
+      }
+      it->num_indexed_rows += p.num_indexed_rows;
+      it->num_unindexed_rows += p.num_unindexed_rows;
+      it->size_bytes += p.size_bytes;
+    }
+  }
+  const int64_t base_rows = base_->source()->rows();
+  const int64_t base_live = base_->stats().live_rows;
+  for (auto& p : out) {
+    bool complete = false;
+    for (const auto& idx : base_->source()->indexes()) {
+      if (idx->spec().name == p.spec.name && idx->spec().uuid == p.spec.uuid &&
+          idx->rows_indexed() >= base_rows) {
+        complete = true;
+        p.size_bytes += idx->memory_bytes();
+      }
+    }
+    (complete ? p.num_indexed_rows : p.num_unindexed_rows) += base_live;
+  }
+  return out;
+}
+
 std::vector<IndexStatus> LocalTable::ListIndexes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<IndexStatus> out;
   if (dropped_) return out;
-  for (auto& p : shard_->IndexProgressAll()) {
+  for (auto& p : IndexProgressLocked()) {
     IndexStatus st;
     st.spec = std::move(p.spec);
     st.num_indexed_rows = p.num_indexed_rows;

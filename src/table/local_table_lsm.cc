@@ -3,6 +3,7 @@
 // server's writer options, maintained_indexes as the MemTables' index set.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "common/wall_clock.h"
@@ -68,24 +69,87 @@ Status LocalTable::SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
   m.set_created_at_micros(WallClockMicros());
-  // The rows do not change: base_version (hence the table version) stays.
   if (spec) {
     *m.mutable_lsm_write_spec() = LsmWriteSpecToProto(*spec);
   } else {
     m.clear_lsm_write_spec();
   }
+  const size_t count = spec ? static_cast<size_t>(std::max<int64_t>(1, spec->NumShards())) : 1;
+  if (count != shards_.size()) {
+    Tier old;
+    STRATA_RETURN_IF_ERROR(ReshardEmptyLocked(std::move(m), count, &old));
+    // As Overwrite: the old base stops with mu_ released (its thread may wait for mu_ in
+    // CommitBase), the old writers live until then; their files go last (no live row).
+    lock.unlock();
+    write_lock.unlock();
+    old.base->Stop();
+    std::vector<std::string> old_ids;
+    for (const auto& w : old.shards) old_ids.push_back(w->shard_id());
+    old.shards.clear();
+    for (const auto& id : old_ids) {
+      Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, id);
+      if (!removed.ok()) {
+        spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, id,
+                     removed.ToString());
+      }
+    }
+    return Status::OK();
+  }
+  // The rows do not change: base_version (hence the table version) stays.
   STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions options, ShardOptionsFor(m));
   STRATA_RETURN_IF_ERROR(CommitNextManifest(m, "LSM write spec of table '" + name_ + "'"));
   manifest_ = std::move(m);
   NoteCommit();
-  // One shard today (CheckBuildable): the spec's options go to its writer.
-  Status tuned = shard_->Retune(options);
-  if (tuned.ok()) tuned = shard_->SetMemTableIndexes(options.memtable_indexes);
+  // The spec's options go to every shard's writer.
+  Status tuned;
+  for (const auto& w : shards_) {
+    if (tuned.ok()) tuned = w->Retune(options);
+    if (tuned.ok()) tuned = w->SetMemTableIndexes(options.memtable_indexes);
+  }
   if (!tuned.ok()) {
     // The manifest holds the spec: a reopen applies it.
     spdlog::error("table '{}': LSM write spec committed but not applied: {}", name_,
                   tuned.ToString());
   }
+  return Status::OK();
+}
+
+Status LocalTable::ReshardEmptyLocked(format::TableManifest m, size_t count, Tier* old) {
+  // Moving rows between shards (a reshard through compaction) is not built: only a table
+  // without live rows changes its shard count, so nothing can be lost or duplicated.
+  STRATA_ASSIGN_OR_RETURN(auto view, SnapshotLocked());
+  if (view->num_rows > 0) {
+    return Status::Invalid("table '" + name_ + "' has " + std::to_string(view->num_rows) +
+                           " rows: changing its shard count from " +
+                           std::to_string(shards_.size()) + " to " + std::to_string(count) +
+                           " would move rows between shards (resharding), which is not "
+                           "supported yet (issue 16); set the spec on an empty table or at "
+                           "create time (create/?lsm_write_spec=), then insert the rows");
+  }
+  const uint64_t old_version = VersionLocked();
+  STRATA_ASSIGN_OR_RETURN(Tier fresh, WriteFreshTier(m, schema_, static_cast<int>(count), {}));
+  m.clear_shard_ids();
+  for (const auto& w : fresh.shards) m.add_shard_ids(w->shard_id());
+  m.clear_base();  // no row anywhere
+  m.set_base_version(old_version + 1);
+  Status committed = CommitNextManifest(m, "LSM write spec of table '" + name_ + "'");
+  if (!committed.ok()) {
+    fresh.base->Stop();
+    for (auto& w : fresh.shards) {
+      w->close();
+      Status cleanup = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, w->shard_id());
+      if (!cleanup.ok()) spdlog::warn("cleanup after failed reshard: {}", cleanup.ToString());
+    }
+    return committed;
+  }
+  for (auto& w : shards_) w->close();
+  old->base = std::move(base_);
+  old->shards = std::move(shards_);
+  manifest_ = std::move(m);
+  shards_ = std::move(fresh.shards);
+  base_ = std::move(fresh.base);
+  StartBaseLocked();
+  NoteCommit();
   return Status::OK();
 }
 

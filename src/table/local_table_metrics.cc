@@ -8,8 +8,10 @@ namespace strata::table {
 
 std::vector<shard::ShardWriterStats> LocalTable::ShardStats() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  if (dropped_ || !shard_) return {};
-  return {shard_->stats()};
+  std::vector<shard::ShardWriterStats> out;
+  if (dropped_) return out;
+  for (const auto& w : shards_) out.push_back(w->stats());
+  return out;
 }
 
 }  // namespace strata::table

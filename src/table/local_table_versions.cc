@@ -35,7 +35,7 @@ void LocalTable::NoteCommit() {
 VersionInfo LocalTable::CurrentVersion() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   VersionInfo v;
-  v.version = manifest_.base_version() + shard_->last_wal_position();
+  v.version = VersionLocked();
   v.timestamp_micros =
       std::max(last_commit_micros_.load(std::memory_order_relaxed), manifest_.created_at_micros());
   return v;
@@ -70,7 +70,7 @@ Status LocalTable::SetTag(const std::string& tag, uint64_t version, bool create)
   if (!create && !exists) {
     return Status::Invalid("tag '" + tag + "' does not exist on table '" + name_ + "'");
   }
-  const uint64_t current = manifest_.base_version() + shard_->last_wal_position();
+  const uint64_t current = VersionLocked();
   STRATA_RETURN_IF_ERROR(CheckTagVersion(tag, version, current));
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
@@ -105,7 +105,6 @@ Result<TableStats> LocalTable::Stats() const {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
     out.num_indices = manifest_.index_specs_json_size();
-    const shard::ShardDescription d = shard_->Describe();
     auto add = [&out](int64_t rows, int64_t bytes) {
       if (rows <= 0) return;
       out.fragment_rows.push_back(rows);
@@ -114,9 +113,12 @@ Result<TableStats> LocalTable::Stats() const {
     // The base's fragments, then the uncompacted tiers.
     const format::BaseTable base = base_->state();
     for (const auto& f : base.fragments()) add(f.rows(), f.bytes());
-    for (const auto& s : d.sstables) add(s.rows, s.bytes);
-    for (const auto& f : d.frozen) add(f.rows, f.bytes);
-    add(d.active.rows, d.active.bytes);
+    for (const auto& w : shards_) {
+      const shard::ShardDescription d = w->Describe();
+      for (const auto& s : d.sstables) add(s.rows, s.bytes);
+      for (const auto& f : d.frozen) add(f.rows, f.bytes);
+      add(d.active.rows, d.active.bytes);
+    }
   }
   // Snapshot takes mu_ itself (not recursively).
   out.num_rows = Snapshot().num_rows;
@@ -132,7 +134,7 @@ Status LocalTable::CloseForRename() {
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
     dropped_ = true;
     renamed_ = true;
-    shard_->close();
+    for (auto& w : shards_) w->close();
     base = base_;
   }
   base->Stop();  // without mu_: its thread may be waiting for it

@@ -249,14 +249,10 @@ Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& targe
 }
 
 Status CheckBuildable(const LsmWriteSpec& spec) {
-  if (spec.NumShards() == 1) return Status::OK();
-  const std::string what =
-      spec.mode == ShardingMode::kBucket
-          ? "bucket sharding with " + std::to_string(spec.num_buckets) + " buckets"
-          : "identity sharding";
-  return Status::NotSupported(what +
-                              " needs several shards, and multi-shard tables are not built yet "
-                              "(issue 16); use mode unsharded or bucket with num_buckets 1");
+  if (spec.mode != ShardingMode::kIdentity) return Status::OK();
+  return Status::NotSupported(
+      "identity sharding needs a shard per distinct value, created as values arrive, which is "
+      "not built yet (issue 16); use mode bucket (num_buckets in [1, 1024]) or unsharded");
 }
 
 format::LsmWriteSpec LsmWriteSpecToProto(const LsmWriteSpec& spec) {

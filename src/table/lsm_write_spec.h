@@ -5,7 +5,7 @@
 //   {"sharding": {"mode": "bucket", "column": "id", "num_buckets": 4},
 //    "maintained_indexes": ["vector_idx"], "writer_config_defaults": {"durable_write": "true"}}
 // Parse checks the shape, Validate checks it against a table (schema, primary key, index
-// definitions), CheckBuildable refuses what needs more than one shard (not built yet).
+// definitions), CheckBuildable refuses identity sharding (not built yet).
 // Thread-safety: plain values and stateless functions.
 #pragma once
 
@@ -73,9 +73,8 @@ struct LsmSpecTarget {
 /// ValidateWriterConfig. Errors: Invalid naming the field and the rule.
 Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& target);
 
-/// OK when this build can run `spec` (one shard: unsharded, or bucket with num_buckets 1);
-/// NotSupported "multi-shard tables are not built yet (issue 16): ..." otherwise (the server
-/// answers 501).
+/// OK when this build can run `spec` (unsharded, or bucket with any num_buckets);
+/// NotSupported for identity sharding (the server answers 501).
 Status CheckBuildable(const LsmWriteSpec& spec);
 
 /// Manifest form (format/proto/table_manifest.proto LsmWriteSpec) and back.

@@ -24,7 +24,9 @@ constexpr size_t kMaxPrepareThreads = 8;
 }  // namespace
 
 Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWrite> parts,
-                                                const std::string& request_id) {
+                                                const std::string& request_id,
+                                                std::shared_mutex* publish_mu,
+                                                shard::Deadline ready_deadline) {
   MultiShardWriteResult out;
   out.puts.resize(parts.size());
   std::vector<size_t> live;
@@ -74,6 +76,16 @@ Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWr
     if (!prepared[k].ok()) continue;
     record.parts.push_back({parts[live[k]].writer->shard_id(), prepared[k]->put.wal_position});
   }
+  // With a publish lock: every part ready to show at once before the write commits (a part
+  // that cannot be is a failed part: the write aborts).
+  for (size_t k = 0; publish_mu != nullptr && k < live.size(); ++k) {
+    if (!prepared[k].ok()) continue;
+    Status ready = parts[live[k]].writer->AwaitPublishable(*prepared[k], ready_deadline);
+    if (!ready.ok()) {
+      parts[live[k]].writer->Abort(*prepared[k], ready);
+      prepared[k] = ready;
+    }
+  }
   for (size_t k = 0; k < live.size(); ++k) {
     if (prepared[k].ok()) continue;
     const Status failed = prepared[k].status();
@@ -109,6 +121,8 @@ Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWr
     return fenced;
   }
   // 3. Visible everywhere, then acknowledged.
+  std::unique_lock<std::shared_mutex> publishing;
+  if (publish_mu != nullptr) publishing = std::unique_lock<std::shared_mutex>(*publish_mu);
   for (size_t k = 0; k < live.size(); ++k) {
     parts[live[k]].writer->Publish(*prepared[k]);
     out.puts[live[k]] = prepared[k]->put;

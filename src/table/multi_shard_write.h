@@ -19,6 +19,8 @@
 // each hold a part in a shard the other waits on for backpressure wait out the stall timeout.
 #pragma once
 
+#include <shared_mutex>
+
 #include <string>
 #include <vector>
 
@@ -49,7 +51,15 @@ struct MultiShardWriteResult {
 /// the write was decided aborted by another (a replay); the commit put's error when its outcome
 /// stayed unknown (every part aborted; the rows count nowhere until a replay decides, and then only
 /// if the commit did land).
+/// `publish_mu` (optional): every part first waits until the rows ahead of it are visible
+/// (ShardWriter::AwaitPublishable, up to `ready_deadline`; a failure aborts the write), then
+/// the parts publish holding it exclusively, so a reader that builds its view of every shard
+/// holding it shared sees all of the write or none (LocalTable). The caller must then run one
+/// such write at a time per set of shards: two writes holding parts ahead of each other in
+/// different shards would each wait for the other.
 Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWrite> parts,
-                                                const std::string& request_id = "");
+                                                const std::string& request_id = "",
+                                                std::shared_mutex* publish_mu = nullptr,
+                                                shard::Deadline ready_deadline = {});
 
 }  // namespace strata::table

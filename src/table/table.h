@@ -32,6 +32,11 @@ struct TableSnapshot {
   /// copies: shard::LiveBatches materialises rows for the rare caller that needs them all);
   /// null only when the snapshot failed (then the table reads as empty).
   std::shared_ptr<const shard::ShardSnapshot> shard;
+  /// A table of several shards (docs/SHARDING.md): its LSM write spec and shard count; the
+  /// sources of `shard` carry their shard index (SourceView::shard), so a read may skip the
+  /// shards its filter cannot match (query/shard_pruning.h). Unset for a one-shard table.
+  std::optional<LsmWriteSpec> sharding;
+  int64_t num_shards = 1;
 };
 
 /// What the base table really built for a definition (issue 15: index/{n}/stats/ reports it).

@@ -79,8 +79,14 @@ void LocalTable::Supervise(RecoveryBackoff::Clock::time_point now, const Recover
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     if (dropped_) return;
-    health = shard_->health();
-    shard_id = shard_->shard_id();
+    for (const auto& w : shards_) {
+      Status h = w->health();
+      if (h.ok()) continue;
+      health = h;
+      shard_id = w->shard_id();
+      break;
+    }
+    if (shard_id.empty()) shard_id = shards_[0]->shard_id();
   }
   if (health.ok() && options.owner_check.count() > 0 && now >= next_owner_check_) {
     // Fencing found without a write: another server claimed the shard (a second server on the
@@ -88,8 +94,11 @@ void LocalTable::Supervise(RecoveryBackoff::Clock::time_point now, const Recover
     // FENCED (sticky) when the newest manifest names another epoch.
     next_owner_check_ = now + options.owner_check;
     std::shared_lock<std::shared_mutex> lock(mu_);
+    Status owner;
+    for (size_t i = 0; !dropped_ && i < shards_.size() && owner.ok(); ++i) {
+      owner = shards_[i]->CheckOwner();
+    }
     if (!dropped_) {
-      Status owner = shard_->CheckOwner();
       if (owner.code() == StatusCode::kFenced) {
         spdlog::error(
             "table '{}': another server took over this table's writes ({}); this server is "
@@ -136,12 +145,19 @@ void LocalTable::Supervise(RecoveryBackoff::Clock::time_point now, const Recover
 }
 
 Result<bool> LocalTable::RecoverWriter() {
+  // The poisoned shard; a table of several shards reopens every shard (they share the base,
+  // whose marks of the poisoned shard's lane only a reopen of the whole tier clears).
   std::string shard_id;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
-    if (shard_->health().code() != StatusCode::kWriterPoisoned) return false;
-    shard_id = shard_->shard_id();
+    for (const auto& w : shards_) {
+      if (w->health().code() == StatusCode::kWriterPoisoned) {
+        shard_id = w->shard_id();
+        break;
+      }
+    }
+    if (shard_id.empty()) return false;
   }
   // 1. Is the store taking writes again? One MiB, so a disk with only a few KiB left (full,
   // no floor) does not pass and then fail again at the next write. Cheap next to a reopen.
@@ -155,31 +171,36 @@ Result<bool> LocalTable::RecoverWriter() {
   std::shared_ptr<base::BaseTable> old_base;
   format::TableManifest m;
   arrow::SchemaPtr schema;
+  std::vector<std::pair<std::string, uint64_t>> owned;  // shard id, this writer's epoch
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
-    if (shard_->health().code() != StatusCode::kWriterPoisoned || shard_->shard_id() != shard_id) {
-      return false;
+    bool poisoned = false;
+    for (const auto& w : shards_) {
+      poisoned |= w->health().code() == StatusCode::kWriterPoisoned && w->shard_id() == shard_id;
+      owned.emplace_back(w->shard_id(), w->writer_epoch());
     }
+    if (!poisoned) return false;
     old_base = base_;
   }
-  // Another writer (a second server) may have claimed the shard while this one was poisoned:
-  // then this writer is fenced and is not reopened. Epochs above the writer's own up to
-  // attempt_epoch_ may have been claimed by earlier attempts of this recovery that failed
+  // Another writer (a second server) may have claimed a shard while this one was poisoned:
+  // then this table is fenced and is not reopened. Epochs above the writer's own up to
+  // attempt_epochs_ may have been claimed by earlier attempts of this recovery that failed
   // after their claim (e.g. at the fence sentinel); they are ours.
-  format::ShardManifestStore manifests(store_, shard::ShardPrefix(prefix_, shard_id), shard_id);
-  STRATA_ASSIGN_OR_RETURN(auto latest, manifests.LoadLatest());
-  const uint64_t latest_epoch = latest.has_value() ? latest->writer_epoch() : 0;
-  {
-    std::shared_lock<std::shared_mutex> lock(mu_);
-    const uint64_t own = shard_->writer_epoch();
-    if (latest_epoch != own && (latest_epoch < own || latest_epoch > attempt_epoch_)) {
-      Status owner = shard_->CheckOwner();  // Fenced, and makes the writer fenced
-      if (owner.ok()) return false;         // read again: ours after all; retry later
+  for (size_t i = 0; i < owned.size(); ++i) {
+    const auto& [id, own] = owned[i];
+    format::ShardManifestStore manifests(store_, shard::ShardPrefix(prefix_, id), id);
+    STRATA_ASSIGN_OR_RETURN(auto latest, manifests.LoadLatest());
+    const uint64_t latest_epoch = latest.has_value() ? latest->writer_epoch() : 0;
+    if (latest_epoch != own && (latest_epoch < own || latest_epoch > attempt_epochs_[id])) {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      if (dropped_ || i >= shards_.size() || shards_[i]->shard_id() != id) return false;
+      Status owner = shards_[i]->CheckOwner();  // Fenced, and makes the writer fenced
+      if (owner.ok()) return false;             // read again: ours after all; retry later
       return owner;
     }
+    attempt_epochs_[id] = std::max(attempt_epochs_[id], latest_epoch + 1);  // Open's claim
   }
-  attempt_epoch_ = std::max(attempt_epoch_, latest_epoch + 1);  // the claim Open makes
   // Without mu_: its thread may be waiting for it in CommitBase. Idempotent, so a failed
   // attempt leaves it stopped and the next attempt stops it again at no cost. Afterwards no
   // compaction can commit, so the table manifest's base stays as read below.
@@ -190,29 +211,24 @@ Result<bool> LocalTable::RecoverWriter() {
     schema = schema_;
   }
 
-  // 3. The ordinary open path: base from the manifest, then the shard (new epoch, replay).
-  // The manifest's key, index definitions and LSM write spec (writer options).
-  STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions opts, ShardOptionsFor(m));
-  auto base = OpenBase(m.base(), schema, shard_id, &opts);
-  if (!base.ok()) return base.status().WithContext("reopen of the base");
-  auto writer = shard::ShardWriter::Open(store_, prefix_, shard_id, schema, opts);
-  if (!writer.ok()) {
-    (*base)->Stop();
-    return writer.status().WithContext("reopen of shard '" + shard_id + "'");
-  }
+  // 3. The ordinary open path: base from the manifest, then every shard (new epoch, replay),
+  // with the manifest's key, index definitions and LSM write spec (writer options).
+  const std::vector<std::string> ids(m.shard_ids().begin(), m.shard_ids().end());
+  auto tier = OpenTier(m, schema, ids);
+  if (!tier.ok()) return tier.status().WithContext("reopen of table '" + name_ + "'");
 
   // 4. Swap under the table lock.
   std::unique_lock<std::shared_mutex> lock(mu_);
   if (dropped_ || base_ != old_base) {
     lock.unlock();
-    (*writer)->close();
-    (*base)->Stop();
+    for (auto& w : tier->shards) w->close();
+    tier->base->Stop();
     return false;
   }
-  std::unique_ptr<shard::ShardWriter> old_writer = std::move(shard_);
-  shard_ = std::move(writer).value();
-  base_ = std::move(*base);
-  // Index definitions changed while the shard reopened (create_index/ takes only mu_).
+  std::vector<std::unique_ptr<shard::ShardWriter>> old_writers = std::move(shards_);
+  shards_ = std::move(tier->shards);
+  base_ = std::move(tier->base);
+  // Index definitions changed while the shards reopened (create_index/ takes only mu_).
   if (manifest_.index_specs_json().size() != m.index_specs_json().size() ||
       !std::equal(manifest_.index_specs_json().begin(), manifest_.index_specs_json().end(),
                   m.index_specs_json().begin())) {
@@ -222,18 +238,20 @@ Result<bool> LocalTable::RecoverWriter() {
       if (spec.ok()) specs.push_back(std::move(*spec));
     }
     base_->SetIndexes(specs);
-    Status applied = shard_->SetIndexes(specs);
-    if (!applied.ok()) {
-      spdlog::error("table '{}': index definitions not applied after reopen: {}", name_,
-                    applied.ToString());
+    for (const auto& w : shards_) {
+      Status applied = w->SetIndexes(specs);
+      if (!applied.ok()) {
+        spdlog::error("table '{}': index definitions not applied after reopen: {}", name_,
+                      applied.ToString());
+      }
     }
   }
   StartBaseLocked();
   lock.unlock();
-  // Readers hold snapshots (shared sources), never the writer; the old base is stopped, so
-  // nothing uses the old writer any more.
-  old_writer->close();
-  old_writer.reset();
+  // Readers hold snapshots (shared sources), never the writers; the old base is stopped, so
+  // nothing uses the old writers any more.
+  for (auto& w : old_writers) w->close();
+  old_writers.clear();
   return true;
 }
 

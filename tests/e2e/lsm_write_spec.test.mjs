@@ -3,7 +3,8 @@
 // (create/?lsm_write_spec=). Part 1 of issue 16: one shard. Asserted with real values from
 // mem_wal/describe/: the spec each shard lists, the writer options in force (the spec's
 // max_memtable_rows really seals MemTables at that many rows), the MemTables' index set
-// (maintained_indexes), and that all of it survives a restart; multi-shard specs are 501.
+// (maintained_indexes), and that all of it survives a restart; a 4-bucket spec on a table
+// with rows is a 400 (resharding is not built), identity specs are 501.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as lancedb from "@lancedb/lancedb";
@@ -121,22 +122,26 @@ describe("LSM write spec through the LanceDB client", () => {
     }
     assert.equal(await table.countRows(), 50);
 
-    // A 4-bucket spec needs four shards: 501, and nothing changes.
+    // A 4-bucket spec would move the 50 rows between shards (resharding): 400, nothing changes.
     await assert.rejects(
       table.setLsmWriteSpec({ specType: "bucket", column: "id", numBuckets: 4 }),
-      /multi-shard tables are not built yet \(issue 16\)/,
+      /has 50 rows: changing its shard count from 1 to 4 .*resharding/,
     );
     const raw = await post(
       "/v1/table/fruits/set_lsm_write_spec/",
       JSON.stringify({ sharding: { mode: "bucket", column: "id", num_buckets: 4 }, maintained_indexes: [], writer_config_defaults: {} }),
     );
-    assert.equal(raw.status, 501, raw.text);
-    assert.equal(raw.json.error, "not_implemented", raw.text);
-    assert.match(raw.json.message, /multi-shard tables are not built yet/);
-    await assert.rejects(
-      table.setLsmWriteSpec({ specType: "identity", column: "text" }),
-      /multi-shard tables are not built yet/,
+    assert.equal(raw.status, 400, raw.text);
+    assert.equal(raw.json.error, "invalid_input", raw.text);
+    assert.match(raw.json.message, /resharding/);
+    // Identity sharding is not built: 501.
+    const ident = await post(
+      "/v1/table/fruits/set_lsm_write_spec/",
+      JSON.stringify({ sharding: { mode: "identity", column: "text" }, maintained_indexes: [], writer_config_defaults: {} }),
     );
+    assert.equal(ident.status, 501, ident.text);
+    assert.equal(ident.json.error, "not_implemented", ident.text);
+    assert.match(ident.json.message, /identity sharding/);
     // A bad writer option or index name is a 400 naming it, and changes nothing.
     await assert.rejects(
       table.setLsmWriteSpec({ specType: "unsharded", writerConfigDefaults: { max_memtable_rows: "lots" } }),
@@ -196,12 +201,21 @@ describe("LSM write spec through the LanceDB client", () => {
       rows: [{ id: 1, text: "a" }],
     });
     const spec = (s) => encodeURIComponent(JSON.stringify(s));
-    const four = await post(
-      `/v1/table/made/create/?primary_key=id&lsm_write_spec=${spec({ sharding: { mode: "bucket", column: "id", num_buckets: 4 } })}`,
+    const identity = await post(
+      `/v1/table/made/create/?primary_key=id&lsm_write_spec=${spec({ sharding: { mode: "identity", column: "text" } })}`,
       body,
     );
-    assert.equal(four.status, 501, four.text);
+    assert.equal(identity.status, 501, identity.text);
     assert.equal((await post("/v1/table/made/describe/", "{}")).status, 404, "nothing was created");
+    // A 4-bucket table at create time: four shards, the row in its bucket's.
+    const four = await post(
+      `/v1/table/made4/create/?primary_key=id&lsm_write_spec=${spec({ sharding: { mode: "bucket", column: "id", num_buckets: 4 } })}`,
+      body,
+    );
+    assert.equal(four.status, 200, four.text);
+    const d4 = await memWal("made4");
+    assert.deepEqual(d4.shards.map((s) => s.spec.bucket), [0, 1, 2, 3]);
+    assert.equal(d4.shards.reduce((n, s) => n + s.active.rows, 0), 1);
     const bad = await post(
       `/v1/table/made/create/?primary_key=id&lsm_write_spec=${spec({ sharding: { mode: "unsharded" }, writer_config_defaults: { max_memtable_rows: "0" } })}`,
       body,
@@ -216,5 +230,66 @@ describe("LSM write spec through the LanceDB client", () => {
     const d = await memWal("made");
     assert.equal(d.shards[0].spec.mode, "unsharded");
     assert.equal(d.shards[0].writer_settings.max_memtable_rows, 7);
+  });
+
+  test("a 4-bucket table through the client: writes route, reads merge, point queries prune", async () => {
+    const table = await db.createEmptyTable("buckets", schema());
+    await table.setLsmWriteSpec({ specType: "bucket", column: "id", numBuckets: 4 });
+    let d = await memWal("buckets");
+    assert.deepEqual(d.shards.map((s) => s.spec.bucket), [0, 1, 2, 3]);
+    await table.add(rows(1, 200));
+    assert.equal(await table.countRows(), 200);
+    await table
+      .mergeInsert("id")
+      .whenMatchedUpdateAll()
+      .whenNotMatchedInsertAll()
+      .execute(rows(151, 250).map((r) => ({ ...r, text: `${r.text} v2` })));
+    assert.equal(await table.countRows(), 250);
+    await table.delete("id > 240");
+    await table.update({ where: "id = 7", values: { text: "seven" } });
+    assert.equal(await table.countRows(), 240);
+    assert.equal(await table.countRows("id IN (1, 2, 3, 245)"), 3);
+    d = await memWal("buckets");
+    for (const s of d.shards) assert.ok(s.active.rows > 20, JSON.stringify(s.active));
+    // A point query reads one shard (explain says which) and finds the row.
+    assert.deepEqual(await rowsOf(table.query().where("id = 7").select(["id", "text"])), [
+      { id: 7, text: "seven" },
+    ]);
+    const plan = await table.query().where("id = 7").explainPlan();
+    assert.match(plan, /shards: 1 of 4 read: \(id = 7\) -> bucket [0-3] of 4/);
+    const all = await table.query().where("text LIKE '%v2'").explainPlan();
+    assert.match(all, /shards: 4 of 4 read/);
+    const v2 = await rowsOf(table.query().where("text LIKE '%v2'").select(["id"]).limit(1000));
+    assert.equal(v2.length, 90);  // 151..240
+    // flush/ seals and waits per shard.
+    const flushed = await post("/v1/table/buckets/flush/", "{}");
+    assert.equal(flushed.status, 200, flushed.text);
+    assert.equal(flushed.json.shards.length, 4);
+    for (const s of flushed.json.shards) assert.equal(s.waited_generation, s.sealed_generation);
+    // The four SSTables reach the L0 trigger (counted over every shard): background
+    // compaction may hold the base's work lock; compact/ answers 409 until it is done.
+    let compacted;
+    for (let i = 0; i < 100; i++) {
+      compacted = await post("/v1/table/buckets/compact/", "{}");
+      if (compacted.status !== 409) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(compacted.status, 200, compacted.text);
+    const base = (await memWal("buckets")).base;
+    assert.equal(Object.keys(base.compacted_generation).length, 4, JSON.stringify(base));
+    assert.equal(base.live_rows, 240, JSON.stringify(base));
+    // A restart reopens every shard over the one base.
+    await server.restart();
+    db = await lancedb.connect("db://e2e", { apiKey: "x", hostOverride: server.url });
+    const reopened = await db.openTable("buckets");
+    assert.equal(await reopened.countRows(), 240);
+    assert.deepEqual(await rowsOf(reopened.query().where("id = 7").select(["id", "text"])), [
+      { id: 7, text: "seven" },
+    ]);
+    d = await memWal("buckets");
+    assert.equal(d.shards.length, 4);
+    // Unsetting the spec of a table with rows would move them: 400, nothing changes.
+    await assert.rejects(reopened.unsetLsmWriteSpec(), /resharding/);
+    assert.equal((await memWal("buckets")).shards.length, 4);
   });
 });

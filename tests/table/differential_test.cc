@@ -49,6 +49,7 @@
 #include "query/source_rows.h"
 #include "query/vector_search.h"
 #include "table/catalog.h"
+#include "table/lsm_write_spec.h"
 #include "table/primary_key.h"
 
 namespace strata::table {
@@ -321,8 +322,10 @@ std::vector<index::IndexSpec> IndexSpecs() {
 
 class DifferentialRun {
  public:
-  DifferentialRun(bool keyed, uint64_t seed)
-      : keyed_(keyed), seed_(seed), rng_(seed), schema_(UserSchema(keyed)) {
+  /// `buckets` > 0: the table is created with a bucket LSM write spec of that many shards
+  /// (docs/SHARDING.md; keyed tables only): every operation and check runs across shards.
+  DifferentialRun(bool keyed, uint64_t seed, int64_t buckets = 0)
+      : keyed_(keyed), seed_(seed), rng_(seed), schema_(UserSchema(keyed)), buckets_(buckets) {
     model_.keyed = keyed;
     max_memtable_rows_ = 50 + static_cast<int64_t>(rng_() % 151);  // 50..200
   }
@@ -393,11 +396,21 @@ class DifferentialRun {
     auto c = Catalog::Open(dir_.path(), SmallMemTables(max_memtable_rows_));
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     catalog_ = std::move(*c);
+    std::optional<LsmWriteSpec> spec;
+    if (buckets_ > 0) {
+      spec = LsmWriteSpec{};
+      spec->mode = ShardingMode::kBucket;
+      spec->column = "id";
+      spec->num_buckets = buckets_;
+    }
     Result<std::shared_ptr<Table>> t =
-        create ? catalog_->CreateTable("default", "diff", schema_, {}, CreateMode::kCreate)
+        create ? catalog_->CreateTable("default", "diff", schema_, {}, CreateMode::kCreate, spec)
                : catalog_->GetTable("default", "diff");
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     table_ = *t;
+    if (buckets_ > 0) {
+      ASSERT_EQ(table_->DescribeShards().size(), static_cast<size_t>(buckets_));
+    }
   }
 
   // --- random values ---
@@ -861,6 +874,7 @@ class DifferentialRun {
   const uint64_t seed_;
   std::mt19937_64 rng_;
   arrow::SchemaPtr schema_;
+  const int64_t buckets_;
   int64_t max_memtable_rows_ = 100;
   ScratchDir dir_;
   std::unique_ptr<Catalog> catalog_;
@@ -878,6 +892,15 @@ TEST(Differential, PrimaryKey) {
   const uint64_t seed = BaseSeed();
   SCOPED_TRACE("seed " + std::to_string(seed) + " (STRATA_DIFF_SEED)");
   DifferentialRun(/*keyed=*/true, seed).Run(StepsPerTable());
+}
+
+// The same operations and checks on a table of 4 bucket shards (issue 16): rows of a key in
+// one shard, writes across shards all or nothing, reads merging every shard and the one base.
+TEST(Differential, FourBuckets) {
+  const uint64_t seed = BaseSeed() + 2;
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (STRATA_DIFF_SEED=" + std::to_string(seed - 2) +
+               ")");
+  DifferentialRun(/*keyed=*/true, seed, /*buckets=*/4).Run(StepsPerTable());
 }
 
 TEST(Differential, RowId) {

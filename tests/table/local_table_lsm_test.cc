@@ -212,11 +212,15 @@ TEST_F(LsmTableTest, RefusedSpecsChangeNothing) {
   ASSERT_TRUE(t->SetLsmWriteSpec(one).ok());
   Status four = t->SetLsmWriteSpec(Spec(
       R"({"sharding":{"mode":"bucket","column":"id","num_buckets":4},"writer_config_defaults":{"max_memtable_rows":"5"}})"));
-  EXPECT_EQ(four.code(), StatusCode::kNotSupported);
-  EXPECT_NE(four.message().find("multi-shard tables are not built yet (issue 16)"),
-            std::string::npos);
+  // Four shards for a table with rows would move them between shards: refused (400).
+  EXPECT_EQ(four.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(four.message().find("has 10 rows: changing its shard count from 1 to 4"),
+            std::string::npos)
+      << four.message();
+  EXPECT_NE(four.message().find("resharding"), std::string::npos);
   Status identity = t->SetLsmWriteSpec(Spec(R"({"sharding":{"mode":"identity","column":"n"}})"));
   EXPECT_EQ(identity.code(), StatusCode::kNotSupported);
+  EXPECT_NE(identity.message().find("identity sharding"), std::string::npos);
   Status missing = t->SetLsmWriteSpec(
       Spec(R"({"sharding":{"mode":"unsharded"},"maintained_indexes":["vector_idx"]})"));
   EXPECT_TRUE(missing.IsInvalid());

@@ -1,0 +1,237 @@
+// LocalTable's shards (local_table.h, docs/SHARDING.md): opening the base and N shard writers
+// over it, routing a write's rows to the shards of their keys (all or nothing across shards,
+// multi_shard_write.h), and the table's view over every shard.
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+#include "format/ids.h"
+#include "shard/batch_conformance.h"
+#include "table/local_table.h"
+#include "table/lsm_write_spec.h"
+#include "table/multi_shard_write.h"
+#include "table/shard_router.h"
+
+namespace strata::table {
+namespace {
+
+int64_t RowsOf(const std::vector<arrow::RecordBatchPtr>& batches) {
+  int64_t n = 0;
+  for (const auto& b : batches) n += b == nullptr ? 0 : b->num_rows();
+  return n;
+}
+
+void CloseAll(std::vector<std::unique_ptr<shard::ShardWriter>>& shards) {
+  for (auto& w : shards) {
+    if (w) w->close();
+  }
+}
+
+}  // namespace
+
+Result<LocalTable::Tier> LocalTable::OpenTier(const format::TableManifest& m,
+                                              const arrow::SchemaPtr& schema,
+                                              const std::vector<std::string>& shard_ids) const {
+  if (shard_ids.empty() || shard_ids.size() > static_cast<size_t>(shard::Liveness::kMaxLanes)) {
+    return Status::Corruption("table '" + name_ + "' lists " + std::to_string(shard_ids.size()) +
+                              " shards; a table has 1 to " +
+                              std::to_string(shard::Liveness::kMaxLanes));
+  }
+  STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions opts, ShardOptionsFor(m));
+  Tier tier;
+  STRATA_ASSIGN_OR_RETURN(tier.base, OpenBase(m.base(), schema, shard_ids[0], &opts));
+  const bool shared = shard_ids.size() > 1;
+  for (size_t i = 0; i < shard_ids.size(); ++i) {
+    shard::ShardWriterOptions o = opts;
+    auto it = m.base().compacted_generation().find(shard_ids[i]);
+    o.compacted_generation = it == m.base().compacted_generation().end() ? 0 : it->second;
+    o.base_lane = static_cast<int>(i);
+    o.base_in_view = !shared;
+    // A WAL entry of a multi-shard write counts only if its write committed (txn_log.h).
+    o.txn_committed = [log = txn_log_, id = shard_ids[i]](const std::string& txn,
+                                                          uint64_t position) {
+      return log->PartCommitted(txn, id, position);
+    };
+    auto w = shard::ShardWriter::Open(store_, prefix_, shard_ids[i], schema, o);
+    if (!w.ok()) {
+      CloseAll(tier.shards);
+      tier.base->Stop();
+      return w.status().WithContext("shard '" + shard_ids[i] + "'");
+    }
+    tier.shards.push_back(std::move(*w));
+  }
+  return tier;
+}
+
+Result<LocalTable::Tier> LocalTable::WriteFreshTier(
+    const format::TableManifest& m, const arrow::SchemaPtr& schema, int count,
+    const std::vector<arrow::RecordBatchPtr>& batches) const {
+  STRATA_RETURN_IF_ERROR(shard::ValidateTableSchema(*schema));
+  // Validate before creating anything, so bad input leaves no files behind.
+  STRATA_RETURN_IF_ERROR(shard::ConformBatches(schema, batches).status());
+  std::vector<std::vector<arrow::RecordBatchPtr>> parts(static_cast<size_t>(count));
+  if (count == 1) {
+    parts[0] = batches;
+  } else if (RowsOf(batches) > 0) {
+    STRATA_ASSIGN_OR_RETURN(LsmWriteSpec spec, LsmWriteSpecFromProto(m.lsm_write_spec()));
+    STRATA_ASSIGN_OR_RETURN(auto routed, RouteRows(spec, batches));
+    for (auto& p : routed) parts[static_cast<size_t>(p.bucket)] = std::move(p.batches);
+  }
+  std::vector<std::string> ids;
+  for (int i = 0; i < count; ++i) ids.push_back(format::RandomUuid());
+  format::TableManifest fresh = m;
+  fresh.clear_base();
+  STRATA_ASSIGN_OR_RETURN(Tier tier, OpenTier(fresh, schema, ids));
+  // The table is not committed yet: the parts need no transaction (a failure removes them all).
+  Status st;
+  for (size_t i = 0; i < tier.shards.size() && st.ok(); ++i) {
+    if (RowsOf(parts[i]) > 0) st = tier.shards[i]->Put(parts[i]).status();
+  }
+  if (!st.ok()) {
+    CloseAll(tier.shards);
+    tier.base->Stop();
+    for (const auto& id : ids) {
+      Status cleanup = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, id);
+      if (!cleanup.ok()) spdlog::warn("cleanup of shard '{}': {}", id, cleanup.ToString());
+    }
+    return st;
+  }
+  return tier;
+}
+
+uint64_t LocalTable::VersionLocked() const {
+  uint64_t v = manifest_.base_version();
+  for (const auto& w : shards_) v += w->last_wal_position();
+  return v;
+}
+
+base::ShardList LocalTable::ShardListLocked() const {
+  base::ShardList out;
+  for (const auto& w : shards_) out.push_back(w.get());
+  return out;
+}
+
+Status LocalTable::HealthLocked() const {
+  for (const auto& w : shards_) STRATA_RETURN_IF_ERROR(w->health());
+  return Status::OK();
+}
+
+std::vector<std::string> LocalTable::shard_ids() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& w : shards_) out.push_back(w->shard_id());
+  return out;
+}
+
+Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
+                                         const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                                         const std::vector<arrow::RecordBatchPtr>& user_rows) {
+  shard::PutResult put;
+  if (shards_.size() == 1) {
+    shard::ShardWriter& w = *shards_[0];
+    Result<shard::PutResult> r = kind == WriteKind::kPut      ? w.Put(user_rows)
+                                 : kind == WriteKind::kDelete ? w.Delete(user_rows)
+                                                              : w.Apply(storage_rows, user_rows);
+    if (!r.ok()) return r.status();
+    put = *r;
+    if (put.wal_position > 0) NoteCommit();
+    return manifest_.base_version() +
+           (put.wal_position > 0 ? put.wal_position : w.last_wal_position());
+  }
+  // Several shards: each row to the shard of its key (bucket i = shards_[i]).
+  STRATA_ASSIGN_OR_RETURN(LsmWriteSpec spec, LsmWriteSpecFromProto(manifest_.lsm_write_spec()));
+  std::vector<ShardWrite> parts(shards_.size());
+  for (size_t i = 0; i < shards_.size(); ++i) parts[i].writer = shards_[i].get();
+  auto route = [&](const std::vector<arrow::RecordBatchPtr>& rows,
+                   std::vector<arrow::RecordBatchPtr> ShardWrite::*into) -> Status {
+    if (RowsOf(rows) == 0) return Status::OK();
+    STRATA_ASSIGN_OR_RETURN(auto routed, RouteRows(spec, rows));
+    for (auto& p : routed) {
+      if (p.bucket < 0 || p.bucket >= static_cast<int64_t>(parts.size())) {
+        return Status::Internal("bucket " + std::to_string(p.bucket) + " of " +
+                                std::to_string(parts.size()) + " shards");
+      }
+      auto& dst = parts[static_cast<size_t>(p.bucket)].*into;
+      dst.insert(dst.end(), p.batches.begin(), p.batches.end());
+    }
+    return Status::OK();
+  };
+  if (kind == WriteKind::kDelete) {
+    // Keys -> each shard's tombstone rows (validated there: key columns, nulls).
+    STRATA_RETURN_IF_ERROR(route(user_rows, &ShardWrite::user_rows));
+    for (auto& p : parts) {
+      if (p.user_rows.empty()) continue;
+      STRATA_ASSIGN_OR_RETURN(p.storage_rows, p.writer->TombstoneRows(p.user_rows));
+      p.user_rows.clear();
+    }
+  } else {
+    STRATA_RETURN_IF_ERROR(route(storage_rows, &ShardWrite::storage_rows));
+    STRATA_RETURN_IF_ERROR(route(user_rows, &ShardWrite::user_rows));
+  }
+  size_t touched = 0;
+  for (const auto& p : parts) touched += RowsOf(p.storage_rows) + RowsOf(p.user_rows) > 0 ? 1 : 0;
+  std::unique_lock<std::timed_mutex> one_at_a_time(txn_mu_, std::defer_lock);
+  if (touched > 1 && !one_at_a_time.try_lock_until(std::chrono::steady_clock::now() +
+                                                   options_.write_stall_timeout)) {
+    return Status::Backpressure("table '" + name_ + "': a write across " + std::to_string(touched) +
+                                " shards waited longer than the write stall timeout (" +
+                                std::to_string(options_.write_stall_timeout.count()) +
+                                " ms) for the multi-shard writes ahead of it; retry");
+  }
+  STRATA_ASSIGN_OR_RETURN(auto r,
+                          WriteAllOrNothing(*txn_log_, std::move(parts), "", &publish_mu_,
+                                            shard::Clock::now() + options_.write_stall_timeout));
+  for (const auto& p : r.puts) {
+    if (p.wal_position > 0) NoteCommit();
+  }
+  return VersionLocked();
+}
+
+Result<std::shared_ptr<const shard::ShardSnapshot>> LocalTable::SnapshotLocked() const {
+  if (shards_.size() == 1) return shards_[0]->Snapshot();
+  // A multi-shard write publishes its parts under publish_mu_: this view holds all of it or
+  // none. Compactions install under mu_ exclusively, which the caller holds shared.
+  std::shared_lock<std::shared_mutex> pub(publish_mu_);
+  const shard::BaseSource& base = *base_->source();
+  const shard::BaseSource::State st = base.CurrentState();
+  auto vis = std::make_shared<shard::Visibility>();
+  std::vector<std::shared_ptr<const shard::ShardSnapshot>> snaps;
+  for (const auto& w : shards_) {
+    STRATA_ASSIGN_OR_RETURN(auto s, w->Snapshot());
+    vis->lanes.push_back(s->visibility);
+    snaps.push_back(std::move(s));
+  }
+  pub.unlock();
+  auto out = std::make_shared<shard::ShardSnapshot>();
+  const shard::ShardSnapshot& first = *snaps[0];
+  out->schema = first.schema;
+  out->storage_schema = first.storage_schema;
+  out->rowid_column = first.rowid_column;
+  out->index_specs = first.index_specs;
+  out->visibility = vis;
+  out->base_epoch = st.epoch;
+  // Point lookups of the base over the storage key columns (a sharded table has a primary key).
+  std::vector<int> keys;
+  for (const auto& name : shards_[0]->key_columns()) {
+    const int k = first.storage_schema->GetFieldIndex(name);
+    if (k >= 0) keys.push_back(k);
+  }
+  if (auto v = base.View(st, vis, first.index_specs, keys)) {
+    out->num_rows += v->live_rows;
+    out->sources.push_back(std::move(*v));
+  }
+  for (size_t i = 0; i < snaps.size(); ++i) {
+    const shard::ShardSnapshot& s = *snaps[i];
+    out->num_rows += s.num_rows;  // its own sources only (base_in_view = false)
+    out->last_wal_position += s.last_wal_position;
+    out->compacted_generation += s.compacted_generation;
+    for (const auto& src : s.sources) {
+      out->sources.push_back(src);
+      out->sources.back().shard = static_cast<int>(i);
+      out->sources.back().name = "shard " + std::to_string(i) + " " + src.name;
+    }
+  }
+  return std::shared_ptr<const shard::ShardSnapshot>(std::move(out));
+}
+
+}  // namespace strata::table
