@@ -297,8 +297,8 @@ std::optional<std::vector<int64_t>> IndexCandidates(const arrow::Schema& schema,
         break;
       }
       if (l->int_value < 0) continue;  // no row has a negative address
-      const auto [gen, pos] = DecodeRowId(static_cast<uint64_t>(l->int_value));
-      if (gen == source.generation && pos < source.num_rows) out.push_back(pos);
+      const int64_t pos = PositionOfRowId(source, static_cast<uint64_t>(l->int_value));
+      if (pos >= 0) out.push_back(pos);
     }
     if (!ok) continue;
     SortUnique(&out);

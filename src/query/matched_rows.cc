@@ -43,10 +43,10 @@ Result<std::vector<MatchedBatch>> MatchLiveRows(const shard::ShardSnapshot& shar
 
 std::vector<uint64_t> MatchedRowIds(const shard::ShardSnapshot& shard,
                                     const MatchedBatch& matched) {
-  const uint64_t generation = shard.sources[matched.source].generation;
+  const shard::SourceView& source = shard.sources[matched.source];
   std::vector<uint64_t> ids;
   ids.reserve(matched.positions.size());
-  for (int64_t p : matched.positions) ids.push_back(EncodeRowId(generation, p));
+  for (int64_t p : matched.positions) ids.push_back(RowIdOf(source, p));
   return ids;
 }
 

@@ -39,7 +39,7 @@ Result<arrow::RecordBatchPtr> EmitRun(const shard::ShardSnapshot& shard,
     if (ids.empty()) {
       ids.reserve(static_cast<size_t>(len));
       for (int64_t i = 0; i < len; ++i) {
-        ids.push_back(EncodeRowId(source.generation, first_position + i));
+        ids.push_back(RowIdOf(source, first_position + i));
       }
     }
     return ids;

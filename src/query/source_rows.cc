@@ -151,7 +151,7 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
         ids.clear();
         offsets.clear();
         if (need_ids) {
-          for (int64_t r : rows) ids.push_back(EncodeRowId(source.generation, start + r));
+          for (int64_t r : rows) ids.push_back(RowIdOf(source, start + r));
           ctx.row_ids = ids.data();
         }
         if (need_offsets) {
@@ -194,8 +194,7 @@ Result<AcceptedRows> AcceptedRows::Make(const shard::ShardSnapshot& shard, uint3
     if (live_here == 0) continue;
     if (need_ids) {
       ids.resize(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i)
-        ids[static_cast<size_t>(i)] = EncodeRowId(source.generation, start + i);
+      for (int64_t i = 0; i < n; ++i) ids[static_cast<size_t>(i)] = RowIdOf(source, start + i);
       ctx.row_ids = ids.data();
     }
     if (need_offsets) {
@@ -376,7 +375,7 @@ std::vector<uint64_t> SourceRowIds(const shard::ShardSnapshot& shard,
   std::vector<uint64_t> out;
   out.reserve(hits.size());
   for (const SourceHit& hit : hits) {
-    out.push_back(EncodeRowId(shard.sources.at(hit.source).generation, hit.position));
+    out.push_back(RowIdOf(shard.sources.at(hit.source), hit.position));
   }
   return out;
 }

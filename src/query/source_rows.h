@@ -41,6 +41,26 @@ inline std::pair<uint64_t, int64_t> DecodeRowId(uint64_t row_id) {
   return {row_id >> 32, static_cast<int64_t>(row_id & 0xffffffffULL)};
 }
 
+/// Bit where a table of several shards puts (shard + 1) in a `_rowid` (shards' generations
+/// are numbered independently, so (generation, position) alone is not unique): ids of a shard's
+/// source are (shard + 1) << 53 | generation << 32 | position, with generations below 2^21;
+/// the shared base (shard -1) and one-shard tables keep EncodeRowId as it is.
+inline constexpr int kRowIdShardBit = 53;
+
+/// `_rowid` of row `position` of `source` (shard-aware, see kRowIdShardBit).
+inline uint64_t RowIdOf(const shard::SourceView& source, int64_t position) {
+  const uint64_t id = EncodeRowId(source.generation, position);
+  if (source.shard < 0) return id;
+  return (static_cast<uint64_t>(source.shard + 1) << kRowIdShardBit) |
+         (id & ((uint64_t{1} << kRowIdShardBit) - 1));
+}
+
+/// The position in `source` that `_rowid` `row_id` names, or -1 when it names another source.
+inline int64_t PositionOfRowId(const shard::SourceView& source, uint64_t row_id) {
+  const int64_t p = static_cast<int64_t>(row_id & 0xffffffffULL);
+  return p < source.num_rows && RowIdOf(source, p) == row_id ? p : -1;
+}
+
 /// One picked row: index into ShardSnapshot::sources and the row position in that source.
 struct SourceHit {
   uint32_t source = 0;

@@ -26,12 +26,20 @@ Result<query::QueryResult> RunQuery(const table::TableSnapshot& snapshot, const 
   // A table of several shards reads only the shards its filter can match (an equality or IN
   // on the shard column). Not full-text searches: their BM25 statistics are over every
   // shard's rows, so scores do not depend on the shard layout.
+  // Neither when a column reads `_rowoffset` (an ordinal among ALL the snapshot's live rows),
+  // nor for a vector search that filters after its top-k (the k nearest of the whole table).
   std::string shards_read;
   const std::optional<std::string>* filter = nullptr;
+  auto offsets = [](const std::vector<query::ColumnRef>& columns) {
+    for (const auto& c : columns) {
+      if (c.name.find("_rowoffset") != std::string::npos) return true;
+    }
+    return false;
+  };
   if (const auto* vs = std::get_if<query::VectorSearchOptions>(&req.plan)) {
-    filter = &vs->filter;
+    if (vs->prefilter && !offsets(vs->columns)) filter = &vs->filter;
   } else if (const auto* scan = std::get_if<query::ScanOptions>(&req.plan)) {
-    filter = &scan->filter;
+    if (!offsets(scan->columns)) filter = &scan->filter;
   }
   const table::TableSnapshot pruned =
       filter != nullptr ? query::PruneShards(snapshot, *filter, &shards_read) : snapshot;

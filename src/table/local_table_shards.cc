@@ -178,9 +178,8 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
                                 std::to_string(options_.write_stall_timeout.count()) +
                                 " ms) for the multi-shard writes ahead of it; retry");
   }
-  STRATA_ASSIGN_OR_RETURN(auto r,
-                          WriteAllOrNothing(*txn_log_, std::move(parts), "", &publish_mu_,
-                                            shard::Clock::now() + options_.write_stall_timeout));
+  STRATA_ASSIGN_OR_RETURN(auto r, WriteAllOrNothing(*txn_log_, std::move(parts), "", &publish_mu_,
+                                                    options_.write_stall_timeout));
   for (const auto& p : r.puts) {
     if (p.wal_position > 0) NoteCommit();
   }

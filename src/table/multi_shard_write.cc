@@ -26,7 +26,7 @@ constexpr size_t kMaxPrepareThreads = 8;
 Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWrite> parts,
                                                 const std::string& request_id,
                                                 std::shared_mutex* publish_mu,
-                                                shard::Deadline ready_deadline) {
+                                                std::chrono::milliseconds ready_timeout) {
   MultiShardWriteResult out;
   out.puts.resize(parts.size());
   std::vector<size_t> live;
@@ -78,6 +78,7 @@ Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWr
   }
   // With a publish lock: every part ready to show at once before the write commits (a part
   // that cannot be is a failed part: the write aborts).
+  const shard::Deadline ready_deadline = shard::Clock::now() + ready_timeout;
   for (size_t k = 0; publish_mu != nullptr && k < live.size(); ++k) {
     if (!prepared[k].ok()) continue;
     Status ready = parts[live[k]].writer->AwaitPublishable(*prepared[k], ready_deadline);

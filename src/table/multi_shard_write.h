@@ -19,6 +19,7 @@
 // each hold a part in a shard the other waits on for backpressure wait out the stall timeout.
 #pragma once
 
+#include <chrono>
 #include <shared_mutex>
 
 #include <string>
@@ -52,7 +53,8 @@ struct MultiShardWriteResult {
 /// stayed unknown (every part aborted; the rows count nowhere until a replay decides, and then only
 /// if the commit did land).
 /// `publish_mu` (optional): every part first waits until the rows ahead of it are visible
-/// (ShardWriter::AwaitPublishable, up to `ready_deadline`; a failure aborts the write), then
+/// (ShardWriter::AwaitPublishable, up to `ready_timeout` from the end of the prepares; a
+/// failure aborts the write), then
 /// the parts publish holding it exclusively, so a reader that builds its view of every shard
 /// holding it shared sees all of the write or none (LocalTable). The caller must then run one
 /// such write at a time per set of shards: two writes holding parts ahead of each other in
@@ -60,6 +62,6 @@ struct MultiShardWriteResult {
 Result<MultiShardWriteResult> WriteAllOrNothing(TxnLog& log, std::vector<ShardWrite> parts,
                                                 const std::string& request_id = "",
                                                 std::shared_mutex* publish_mu = nullptr,
-                                                shard::Deadline ready_deadline = {});
+                                                std::chrono::milliseconds ready_timeout = {});
 
 }  // namespace strata::table

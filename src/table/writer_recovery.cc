@@ -79,12 +79,17 @@ void LocalTable::Supervise(RecoveryBackoff::Clock::time_point now, const Recover
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     if (dropped_) return;
-    for (const auto& w : shards_) {
-      Status h = w->health();
-      if (h.ok()) continue;
-      health = h;
-      shard_id = w->shard_id();
-      break;
+    // A poisoned shard first: a failed reopen attempt may have fenced healthy shards with this
+    // table's own claims, and those must not hide the shard to recover (RecoverWriter treats
+    // epochs up to attempt_epochs_ as ours).
+    for (int pass = 0; pass < 2 && shard_id.empty(); ++pass) {
+      for (const auto& w : shards_) {
+        Status h = w->health();
+        if (h.ok() || (pass == 0 && h.code() != StatusCode::kWriterPoisoned)) continue;
+        health = h;
+        shard_id = w->shard_id();
+        break;
+      }
     }
     if (shard_id.empty()) shard_id = shards_[0]->shard_id();
   }
