@@ -7,9 +7,9 @@
 // to a LocalObjectStore on this machine's disk (durable puts: every WAL entry and record is
 // fsynced). The two layouts run in turns (ABABAB), each turn on a fresh directory for S
 // seconds; reported: rows/s, p50 / p99 latency of one client write, and the CPU the process
-// used (cores = CPU seconds / wall seconds), with the median over the turns and the ratio of
-// the medians. That isolates what the write path itself gains or pays.
-// The table level (STRATA_MSW_LEVEL=table, or both) writes the same batches through
+// used (cores = CPU seconds / wall seconds; latency includes generating the batch), with the
+// median over the turns and the ratio of the medians. That isolates what the write path itself
+// gains or pays. The table level (STRATA_MSW_LEVEL=table, or both) writes the same batches through
 // Table::Insert of a catalog table: unsharded against a bucket LSM write spec of N buckets
 // (routing by the MemWAL bucket hash, one multi-shard write at a time per table, background
 // compaction and GC on), the path every REST write takes after decoding.
@@ -189,58 +189,30 @@ Turn RunTurn(int shards, int64_t clients, int64_t rows, double seconds) {
       }
       writers.push_back(std::move(*w));
     }
-    std::atomic<int64_t> written{0};
-    std::atomic<bool> stop{false};
-    std::vector<std::vector<double>> lat(static_cast<size_t>(clients));
-    const double cpu0 = CpuSeconds();
-    const auto t0 = Clock::now();
-    std::vector<std::thread> threads;
-    for (int64_t c = 0; c < clients; ++c) {
-      threads.emplace_back([&, c] {
-        std::mt19937 rng(static_cast<uint32_t>(c * 7919 + shards));
-        std::uniform_int_distribution<int64_t> key(0, int64_t{1} << 40);
-        while (!stop.load()) {
-          std::vector<std::vector<int64_t>> by_shard(static_cast<size_t>(shards));
-          for (int64_t i = 0; i < rows; ++i) {
-            const int64_t k = key(rng);
-            by_shard[static_cast<size_t>(k % shards)].push_back(k);
-          }
-          const auto start = Clock::now();
-          Status st;
-          if (shards == 1) {
-            st = writers[0]->Put({Rows(by_shard[0], rng)}).status();
-          } else {
-            std::vector<table::ShardWrite> parts;
-            for (int s = 0; s < shards; ++s) {
-              parts.push_back({writers[static_cast<size_t>(s)].get(),
-                               {},
-                               {Rows(by_shard[static_cast<size_t>(s)], rng)}});
-            }
-            st = table::WriteAllOrNothing(log, std::move(parts)).status();
-          }
-          if (!st.ok()) {
-            std::fprintf(stderr, "write: %s\n", st.ToString().c_str());
-            std::exit(1);
-          }
-          lat[static_cast<size_t>(c)].push_back(
-              std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-          written.fetch_add(rows);
+    out = Drive(clients, rows, seconds, shards, [&](std::mt19937& rng) {
+      std::uniform_int_distribution<int64_t> key(0, int64_t{1} << 40);
+      std::vector<std::vector<int64_t>> by_shard(static_cast<size_t>(shards));
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t k = key(rng);
+        by_shard[static_cast<size_t>(k % shards)].push_back(k);
+      }
+      Status st;
+      if (shards == 1) {
+        st = writers[0]->Put({Rows(by_shard[0], rng)}).status();
+      } else {
+        std::vector<table::ShardWrite> parts;
+        for (int s = 0; s < shards; ++s) {
+          parts.push_back({writers[static_cast<size_t>(s)].get(),
+                           {},
+                           {Rows(by_shard[static_cast<size_t>(s)], rng)}});
         }
-      });
-    }
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    stop = true;
-    for (auto& t : threads) t.join();
-    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-    out.cores = (CpuSeconds() - cpu0) / wall;
-    out.rows_per_s = static_cast<double>(written.load()) / wall;
-    std::vector<double> all;
-    for (const auto& l : lat) all.insert(all.end(), l.begin(), l.end());
-    std::sort(all.begin(), all.end());
-    if (!all.empty()) {
-      out.p50_ms = all[all.size() / 2];
-      out.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-    }
+        st = table::WriteAllOrNothing(log, std::move(parts)).status();
+      }
+      if (!st.ok()) {
+        std::fprintf(stderr, "write: %s\n", st.ToString().c_str());
+        std::exit(1);
+      }
+    });
   }
   std::filesystem::remove_all(dir);
   return out;
