@@ -437,6 +437,14 @@ Result<base::GcStats> LocalTable::CollectGarbage() {
 
 Status LocalTable::CommitNextManifest(const format::TableManifest& m,
                                       const std::string& what) const {
+  // Another server that opened the table claimed its shards but, writing rows only, made no
+  // manifest version: without this check a server it fenced could still commit a manifest (a
+  // spec, an index, an overwrite) over rows it cannot see, and a change of the shard count
+  // would remove the shards holding them.
+  for (const auto& w : shards_) {
+    Status owner = w->CheckOwner();
+    if (!owner.ok()) return owner.WithContext(what + " not applied");
+  }
   Status st = format::CommitTableManifest(*store_, prefix_, m);
   if (st.IsAlreadyExists()) {
     return Status::Fenced("another server committed manifest version " +

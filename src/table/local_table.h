@@ -30,6 +30,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -200,8 +201,11 @@ class LocalTable : public Table {
   /// One multi-shard write at a time (WriteLocked): a part waits, before it is ready to
   /// publish, for every row ahead of it in its MemTable, so two writes holding parts in each
   /// other's shards would wait on each other. Held from prepare to publish; a write waits for
-  /// it at most the write stall timeout (then Backpressure).
-  std::timed_mutex txn_mu_;
+  /// it at most the write stall timeout (then Backpressure). A flag under a plain mutex rather
+  /// than a std::timed_mutex, whose timed lock ThreadSanitizer (GCC 12) does not intercept.
+  std::mutex txn_mu_;
+  std::condition_variable txn_cv_;  // with txn_mu_: txn_busy_ cleared
+  bool txn_busy_ = false;           // guarded by txn_mu_
   /// The base's commit step (base::BaseTable::CommitFn) for base `b`: takes mu_ exclusively,
   /// checks `b` is still the table's base and the shard writer still owns its shard, commits
   /// a table manifest with `next` as its base (base_version unchanged: the rows are the same),
@@ -209,7 +213,9 @@ class LocalTable : public Table {
   /// outcome cannot be learnt the error is Internal.
   /// One GC pass over the current table manifest and shard manifest (loaded now).
   Result<base::GcStats> GcOnce();
-  /// Commits `m` (the next version of manifest_) with put-if-absent. A version another server
+  /// Commits `m` (the next version of manifest_) with put-if-absent, after checking that this
+  /// server still owns every shard (ShardWriter::CheckOwner: Fenced otherwise, and the writer
+  /// becomes fenced). A version another server
   /// committed first means this object no longer holds the newest manifest: Fenced (409)
   /// naming the version and `what` was not applied, instead of the store's AlreadyExists
   /// (which the HTTP layer answers as a 400 about the caller's input). Other errors as

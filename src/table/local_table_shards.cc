@@ -170,9 +170,26 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
   }
   size_t touched = 0;
   for (const auto& p : parts) touched += RowsOf(p.storage_rows) + RowsOf(p.user_rows) > 0 ? 1 : 0;
-  std::unique_lock<std::timed_mutex> one_at_a_time(txn_mu_, std::defer_lock);
-  if (touched > 1 && !one_at_a_time.try_lock_until(std::chrono::steady_clock::now() +
-                                                   options_.write_stall_timeout)) {
+  bool mine = false;  // this write holds the one multi-shard slot
+  if (touched > 1) {
+    std::unique_lock<std::mutex> lock(txn_mu_);
+    mine = txn_cv_.wait_until(lock, std::chrono::steady_clock::now() + options_.write_stall_timeout,
+                              [this] { return !txn_busy_; });
+    if (mine) txn_busy_ = true;
+  }
+  struct Release {
+    LocalTable* t;
+    bool held;
+    ~Release() {
+      if (!held) return;
+      {
+        std::lock_guard<std::mutex> lock(t->txn_mu_);
+        t->txn_busy_ = false;
+      }
+      t->txn_cv_.notify_one();
+    }
+  } release{this, mine};
+  if (touched > 1 && !mine) {
     return Status::Backpressure("table '" + name_ + "': a write across " + std::to_string(touched) +
                                 " shards waited longer than the write stall timeout (" +
                                 std::to_string(options_.write_stall_timeout.count()) +

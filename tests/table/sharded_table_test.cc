@@ -343,6 +343,39 @@ TEST(ShardedTable, RowIdsAreUniqueAcrossShards) {
   }
 }
 
+// A server another one fenced must not commit a manifest either: it sees the table as it was
+// (here: empty), so a change of the shard count would remove the shard holding the other
+// server's acknowledged rows (found by a break test), and a spec or an index would replace the
+// owner's settings.
+TEST(ShardedTable, AFencedServerCommitsNoManifest) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  RecoveryOptions no_checks;
+  no_checks.owner_check = 0ms;
+  LocalCatalog a(store, {}, Manual(), no_checks);
+  auto ta = *a.CreateTable("default", "t", KeyedSchema(), {}, CreateMode::kCreate);
+  LocalCatalog b(store, {}, Manual(), no_checks);
+  auto tb = *b.GetTable("default", "t");
+  ASSERT_TRUE(tb->Insert({Rows(Range(0, 100), 0)}).ok());
+  EXPECT_EQ(ta->SetLsmWriteSpec(Buckets(4)).code(), StatusCode::kFenced);
+  EXPECT_EQ(ta->DescribeShards().size(), 1u);
+  index::IndexSpec bt;
+  bt.kind = index::IndexKind::kBTree;
+  bt.column = "v";
+  bt.name = "v_idx";
+  bt.requested_type = "BTREE";
+  EXPECT_EQ(ta->CreateIndex(bt).status().code(), StatusCode::kFenced);
+  EXPECT_EQ(ta->CreateTag("t1", 1).code(), StatusCode::kFenced);
+  EXPECT_EQ(Read(*tb).size(), 100u);
+  ASSERT_TRUE(tb->Flush(shard::Clock::now() + 60s).ok());
+  ASSERT_TRUE(tb->Compact(shard::Clock::now() + 60s).ok());  // the owner still commits
+  LocalCatalog reopened(store, {}, Manual(), no_checks);
+  auto t = *reopened.GetTable("default", "t");
+  EXPECT_EQ(Read(*t).size(), 100u);
+  EXPECT_FALSE(t->GetLsmWriteSpec().has_value());
+  EXPECT_TRUE(t->ListIndexes().empty());
+}
+
 // ---- SIGKILL during multi-shard writes -----------------------------------------------------
 
 struct Record {
