@@ -8,7 +8,7 @@ FUZZ_SECONDS ?= 300
 CMAKE_GEN := -G Ninja
 
 # test-s3 is not part of `test` (it installs Ceph, ~336 MB; see README.md).
-.PHONY: test-s3 deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-multi-shard bench-rest format clean crash bench-compare \
+.PHONY: test-s3 deps build serve test unit asan tsan fuzz fuzz-build demo bench bench-multi-shard bench-sharded-read bench-rest format clean crash bench-compare \
   bench-s3 soak-diff bench-read-view bench-replay bench-compaction bench-l0 bench-query bench-ivfpq-clustered
 
 deps:
@@ -171,6 +171,12 @@ bench-multi-shard: deps
 	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD) -j $(JOBS) --target multi_shard_write_bench
 	$(BUILD)/multi_shard_write_bench
+
+# Reads of a 4-bucket table against the same rows unsharded (bench/sharded_read_bench.cc).
+bench-sharded-read: deps
+	cmake -S . -B $(BUILD) $(CMAKE_GEN) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS) --target sharded_read_bench
+	$(BUILD)/sharded_read_bench
 
 # Compaction and GC at scale (issue 21): STRATA_COMPACTION_BENCH_ROWS rows (default 1,000,000).
 bench-compaction: deps
