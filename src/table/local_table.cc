@@ -86,12 +86,7 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   m.set_table_name(t->name_);
   Status committed = format::CommitTableManifest(*t->store_, t->prefix_, m);
   if (!committed.ok()) {
-    fresh.base->Stop();
-    for (auto& w : fresh.shards) {
-      w->close();
-      Status cleanup = shard::ShardWriter::RemoveShardFiles(*t->store_, t->prefix_, w->shard_id());
-      if (!cleanup.ok()) spdlog::warn("cleanup after failed create: {}", cleanup.ToString());
-    }
+    t->DiscardTier(fresh, "cleanup after a failed create");
     if (committed.IsAlreadyExists()) {
       return Status::AlreadyExists("table '" + t->name_ + "' already exists");
     }
@@ -199,22 +194,13 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   m.set_base_version(old_version + 1);
   Status committed = CommitNextManifest(m, "overwrite of table '" + name_ + "'");
   if (!committed.ok()) {
-    fresh.base->Stop();
-    fresh.shards[0]->close();
-    Status cleanup =
-        shard::ShardWriter::RemoveShardFiles(*store_, prefix_, fresh.shards[0]->shard_id());
-    if (!cleanup.ok()) spdlog::warn("cleanup after failed overwrite: {}", cleanup.ToString());
+    DiscardTier(fresh, "cleanup after a failed overwrite");
     return committed;
   }
-  std::vector<std::string> old_ids;
-  for (auto& w : shards_) {
-    old_ids.push_back(w->shard_id());
-    w->close();
-  }
+  for (auto& w : shards_) w->close();
   // The old base's thread may be waiting for mu_ (CommitBase): stop it once mu_ is released,
   // and keep the old shard writers alive until then.
-  std::shared_ptr<base::BaseTable> old_base = std::move(base_);
-  std::vector<std::unique_ptr<shard::ShardWriter>> old_writers = std::move(shards_);
+  Tier old{std::move(base_), std::move(shards_)};
   manifest_ = std::move(m);
   schema_ = std::move(schema);
   shards_ = std::move(fresh.shards);
@@ -223,15 +209,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   NoteCommit();
   const uint64_t result = VersionLocked();
   lock.unlock();
-  old_base->Stop();
-  old_writers.clear();
-  for (const auto& id : old_ids) {
-    Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, id);
-    if (!removed.ok()) {
-      spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, id,
-                   removed.ToString());
-    }
-  }
+  DiscardTier(old, "overwrite");
   return result;
 }
 

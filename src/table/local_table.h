@@ -173,6 +173,10 @@ class LocalTable : public Table {
   /// `batches`, routed by m's LSM write spec. On failure removes what it wrote.
   Result<Tier> WriteFreshTier(const format::TableManifest& m, const arrow::SchemaPtr& schema,
                               int count, const std::vector<arrow::RecordBatchPtr>& batches) const;
+  /// Ends `tier` (a fresh one whose commit failed, or the one a commit replaced): stops its
+  /// base, closes its writers and removes their files (failures logged, naming `what`). Call
+  /// without mu_ for a tier whose base thread ran (it may wait for mu_ in CommitBase).
+  void DiscardTier(Tier& tier, const std::string& what) const;
   /// Writes `storage_rows` / `user_rows` (as ShardWriter::Apply takes them) to the shards
   /// their keys route to: one shard -> its Apply (or Put / Delete as `kind` says); several ->
   /// all or nothing (multi_shard_write.h). Holds write_mu_ (any mode) and mu_ shared. Returns

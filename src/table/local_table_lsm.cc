@@ -82,17 +82,7 @@ Status LocalTable::SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
     // CommitBase), the old writers live until then; their files go last (no live row).
     lock.unlock();
     write_lock.unlock();
-    old.base->Stop();
-    std::vector<std::string> old_ids;
-    for (const auto& w : old.shards) old_ids.push_back(w->shard_id());
-    old.shards.clear();
-    for (const auto& id : old_ids) {
-      Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, id);
-      if (!removed.ok()) {
-        spdlog::warn("table '{}': old shard '{}' not fully removed: {}", name_, id,
-                     removed.ToString());
-      }
-    }
+    DiscardTier(old, "change of the shard count");
     return Status::OK();
   }
   // The rows do not change: base_version (hence the table version) stays.
@@ -134,12 +124,7 @@ Status LocalTable::ReshardEmptyLocked(format::TableManifest m, size_t count, Tie
   m.set_base_version(old_version + 1);
   Status committed = CommitNextManifest(m, "LSM write spec of table '" + name_ + "'");
   if (!committed.ok()) {
-    fresh.base->Stop();
-    for (auto& w : fresh.shards) {
-      w->close();
-      Status cleanup = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, w->shard_id());
-      if (!cleanup.ok()) spdlog::warn("cleanup after failed reshard: {}", cleanup.ToString());
-    }
+    DiscardTier(fresh, "cleanup after a failed change of the shard count");
     return committed;
   }
   for (auto& w : shards_) w->close();

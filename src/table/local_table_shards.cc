@@ -88,15 +88,27 @@ Result<LocalTable::Tier> LocalTable::WriteFreshTier(
     if (RowsOf(parts[i]) > 0) st = tier.shards[i]->Put(parts[i]).status();
   }
   if (!st.ok()) {
-    CloseAll(tier.shards);
-    tier.base->Stop();
-    for (const auto& id : ids) {
-      Status cleanup = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, id);
-      if (!cleanup.ok()) spdlog::warn("cleanup of shard '{}': {}", id, cleanup.ToString());
-    }
+    DiscardTier(tier, "cleanup of a failed write into fresh shards");
     return st;
   }
   return tier;
+}
+
+void LocalTable::DiscardTier(Tier& tier, const std::string& what) const {
+  if (tier.base) tier.base->Stop();
+  std::vector<std::string> ids;
+  for (auto& w : tier.shards) {
+    ids.push_back(w->shard_id());
+    w->close();
+  }
+  tier.shards.clear();
+  for (const auto& id : ids) {
+    Status removed = shard::ShardWriter::RemoveShardFiles(*store_, prefix_, id);
+    if (!removed.ok()) {
+      spdlog::warn("table '{}': {}: shard '{}' not fully removed: {}", name_, what, id,
+                   removed.ToString());
+    }
+  }
 }
 
 uint64_t LocalTable::VersionLocked() const {
