@@ -5,10 +5,12 @@
 //   1. "compacted": flushed and compacted into the base (one graph for every shard's rows);
 //   2. "+ upserts in L0": U% of the rows upserted again and flushed, not compacted (each
 //      shard then holds its own SSTable and MemTable sources);
-// measured on one thread, the two layouts in turns (ABAB): vector search q/s (k = 10), the
-// overlap of the two layouts' top-10 ids (recall of the sharded answer against the unsharded
-// one), and point lookups q/s (`id = x`, which the sharded table prunes to one shard, as the
-// server's query path does: query::PruneShards).
+// measured on one thread, the two layouts in turns (ABAB), every query taking its own
+// Table::Snapshot() as the server does per request: vector search q/s (k = 10), the overlap
+// of the two layouts' top-10 ids (recall of the sharded answer against the unsharded one),
+// and point lookups q/s (`id = x`, which the sharded table prunes to one shard, as the
+// server's query path does: query::PruneShards with its explain line), plus the same lookups
+// on the sharded table without pruning (what pruning costs or saves).
 // Environment: STRATA_SRB_ROWS (200000), STRATA_SRB_BUCKETS (4), STRATA_SRB_QUERIES (1000),
 // STRATA_SRB_UPSERT_PCT (20), STRATA_SRB_TURNS (3). `make bench-sharded-read` runs it.
 #include <algorithm>
@@ -104,19 +106,20 @@ void CompactAll(Layout& l) {
 
 struct Figures {
   double search_qps = 0, lookup_qps = 0;
+  double unpruned_qps = 0;                // the same lookups without query::PruneShards
   std::vector<std::vector<int64_t>> top;  // per query, the top-10 ids
 };
 
 Figures Measure(Layout& l, const std::vector<std::vector<float>>& queries, int64_t rows) {
   Figures f;
-  const table::TableSnapshot snap = l.table->Snapshot();
+  // Every query takes its own snapshot, as the server does per request.
   auto t0 = Clock::now();
   for (const auto& q : queries) {
     query::VectorSearchOptions o;
     o.query = q;
     o.k = 10;
     o.columns = {query::ColumnRef{"id"}};
-    auto r = query::VectorSearch(snap, o);
+    auto r = query::VectorSearch(l.table->Snapshot(), o);
     Check(r.status(), "search");
     std::vector<int64_t> ids;
     for (const auto& b : r->batches) {
@@ -126,22 +129,30 @@ Figures Measure(Layout& l, const std::vector<std::vector<float>>& queries, int64
   }
   f.search_qps = static_cast<double>(queries.size()) /
                  std::chrono::duration<double>(Clock::now() - t0).count();
-  std::mt19937_64 rng(7);
-  const int64_t lookups = static_cast<int64_t>(queries.size()) * 4;
-  t0 = Clock::now();
-  for (int64_t i = 0; i < lookups; ++i) {
-    query::ScanOptions o;
-    o.filter = "id = " + std::to_string(static_cast<int64_t>(rng() % static_cast<uint64_t>(rows)));
-    auto r = query::Scan(query::PruneShards(snap, o.filter), o);
-    Check(r.status(), "lookup");
-    if (r->num_rows != 1) {
-      std::fprintf(stderr, "lookup %s: %lld rows\n", o.filter->c_str(),
-                   static_cast<long long>(r->num_rows));
-      std::exit(1);
+  auto lookups_qps = [&](bool prune) {
+    std::mt19937_64 rng(7);
+    const int64_t lookups = static_cast<int64_t>(queries.size()) * 4;
+    const auto start = Clock::now();
+    for (int64_t i = 0; i < lookups; ++i) {
+      query::ScanOptions o;
+      o.filter =
+          "id = " + std::to_string(static_cast<int64_t>(rng() % static_cast<uint64_t>(rows)));
+      const table::TableSnapshot snap = l.table->Snapshot();
+      std::string plan;  // as the server asks for it (explain_plan/ shows it)
+      auto r =
+          prune ? query::Scan(query::PruneShards(snap, o.filter, &plan), o) : query::Scan(snap, o);
+      Check(r.status(), "lookup");
+      if (r->num_rows != 1) {
+        std::fprintf(stderr, "lookup %s: %lld rows\n", o.filter->c_str(),
+                     static_cast<long long>(r->num_rows));
+        std::exit(1);
+      }
     }
-  }
-  f.lookup_qps =
-      static_cast<double>(lookups) / std::chrono::duration<double>(Clock::now() - t0).count();
+    return static_cast<double>(lookups) /
+           std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  f.lookup_qps = lookups_qps(true);
+  f.unpruned_qps = lookups_qps(false);
   return f;
 }
 
@@ -184,7 +195,7 @@ int main() {
       const int64_t step = std::max<int64_t>(1, 100 / std::max<int64_t>(1, upsert_pct));
       for (auto& l : layouts) Write(l, 0, rows, step);
     }
-    std::vector<double> sq[2], lq[2], overlap;
+    std::vector<double> sq[2], lq[2], uq[2], overlap;
     for (int64_t t = 0; t < turns; ++t) {
       Figures f[2];
       for (int m = 0; m < 2; ++m) f[m] = Measure(layouts[m], queries, rows);
@@ -198,17 +209,20 @@ int main() {
       for (int m = 0; m < 2; ++m) {
         sq[m].push_back(f[m].search_qps);
         lq[m].push_back(f[m].lookup_qps);
+        uq[m].push_back(f[m].unpruned_qps);
       }
-      std::printf("stage %s turn %lld: search %.0f / %.0f q/s, lookups %.0f / %.0f q/s\n",
-                  stage == 0 ? "compacted" : "+ upserts in L0", static_cast<long long>(t + 1),
-                  f[0].search_qps, f[1].search_qps, f[0].lookup_qps, f[1].lookup_qps);
+      std::printf(
+          "stage %s turn %lld: search %.0f / %.0f q/s, lookups %.0f / %.0f q/s (unpruned "
+          "%.0f)\n",
+          stage == 0 ? "compacted" : "+ upserts in L0", static_cast<long long>(t + 1),
+          f[0].search_qps, f[1].search_qps, f[0].lookup_qps, f[1].lookup_qps, f[1].unpruned_qps);
     }
     std::printf(
         "median, %s: search unsharded %.0f q/s, %s %.0f q/s (%.2fx); point lookups %.0f vs %.0f "
-        "q/s (%.2fx); top-10 overlap %.3f\n",
+        "q/s (%.2fx; %s unpruned %.0f q/s); top-10 overlap %.3f\n",
         stage == 0 ? "compacted" : "+ upserts in L0", Median(sq[0]), layouts[1].name.c_str(),
         Median(sq[1]), Median(sq[1]) / Median(sq[0]), Median(lq[0]), Median(lq[1]),
-        Median(lq[1]) / Median(lq[0]), Median(overlap));
+        Median(lq[1]) / Median(lq[0]), layouts[1].name.c_str(), Median(uq[1]), Median(overlap));
   }
   for (auto& l : layouts) {
     l.table.reset();

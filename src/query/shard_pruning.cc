@@ -48,10 +48,36 @@ std::optional<arrow::Array> OneRow(const arrow::DataTypePtr& type, const Literal
   return arrow::Array(*data);
 }
 
+// The bucket of the column value equal to `lit` (EncodeFilterLiteral said one exists): hashed
+// directly for the usual key types (int64, int32, utf8), else through a one-row array, as
+// format::BucketOfValue hashes a row. nullopt when the value cannot be built.
+Result<std::optional<int32_t>> BucketOfLiteral(const arrow::DataTypePtr& type, const Literal& lit,
+                                               int32_t num_buckets) {
+  const arrow::TypeId id = type->id();
+  if (lit.kind == Literal::Kind::kInt && id == arrow::TypeId::kInt64) {
+    return std::optional<int32_t>(
+        format::BucketOf(format::BucketHashInt64(lit.int_value), num_buckets));
+  }
+  if (lit.kind == Literal::Kind::kInt && id == arrow::TypeId::kInt32) {
+    // In range: EncodeFilterLiteral refuses a literal no int32 equals.
+    return std::optional<int32_t>(format::BucketOf(
+        format::BucketHashInt32(static_cast<int32_t>(lit.int_value)), num_buckets));
+  }
+  if (lit.kind == Literal::Kind::kString &&
+      (id == arrow::TypeId::kUtf8 || id == arrow::TypeId::kLargeUtf8)) {
+    return std::optional<int32_t>(
+        format::BucketOf(format::BucketHashBytes(lit.string_value), num_buckets));
+  }
+  std::optional<arrow::Array> one = OneRow(type, lit);
+  if (!one) return std::optional<int32_t>();
+  STRATA_ASSIGN_OR_RETURN(int32_t b, format::BucketOfValue(*one, 0, num_buckets));
+  return std::optional<int32_t>(b);
+}
+
 }  // namespace
 
 Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow::Schema& schema,
-                                    const filter::ExprPtr& filter) {
+                                    const filter::ExprPtr& filter, bool describe) {
   ShardSelection out;
   const bool bucket = spec.mode == table::ShardingMode::kBucket && spec.num_buckets > 1;
   const bool identity = spec.mode == table::ShardingMode::kIdentity;
@@ -87,17 +113,16 @@ Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow
         these_keys.insert(std::move(*key));
         continue;
       }
-      std::optional<arrow::Array> one = OneRow(type, *l);
-      if (!one) {
+      STRATA_ASSIGN_OR_RETURN(std::optional<int32_t> b,
+                              BucketOfLiteral(type, *l, static_cast<int32_t>(spec.num_buckets)));
+      if (!b) {
         exact = false;
         break;
       }
-      STRATA_ASSIGN_OR_RETURN(
-          int32_t b, format::BucketOfValue(*one, 0, static_cast<int32_t>(spec.num_buckets)));
-      these_buckets.insert(b);
+      these_buckets.insert(*b);
     }
     if (!exact) continue;
-    out.how += (out.how.empty() ? "" : "; ") + c->ToString();
+    if (describe) out.how += (out.how.empty() ? "" : "; ") + c->ToString();
     if (identity) {
       if (!keys) {
         keys = std::move(these_keys);
@@ -123,12 +148,14 @@ Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow
   out.all = false;
   if (buckets) {
     out.buckets.assign(buckets->begin(), buckets->end());
+    if (!describe) return out;
     std::string list;
     for (int64_t b : out.buckets) list += (list.empty() ? "" : ", ") + std::to_string(b);
     out.how += " -> " + std::string(out.buckets.size() == 1 ? "bucket " : "buckets ") +
                (list.empty() ? "none" : list) + " of " + std::to_string(spec.num_buckets);
   } else {
     out.identity_keys.assign(keys->begin(), keys->end());
+    if (!describe) return out;
     out.how += " -> " + std::to_string(out.identity_keys.size()) + " of the identity shards";
   }
   return out;
@@ -136,45 +163,61 @@ Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow
 
 table::TableSnapshot PruneShards(const table::TableSnapshot& snapshot,
                                  const std::optional<std::string>& filter, std::string* plan) {
-  if (!snapshot.sharding || snapshot.num_shards <= 1 || snapshot.shard == nullptr ||
+  if (snapshot.sharding == nullptr || snapshot.num_shards <= 1 || snapshot.shard == nullptr ||
       snapshot.schema == nullptr) {
     return snapshot;
   }
   const table::LsmWriteSpec& spec = *snapshot.sharding;
-  const std::string all = "shards: " + std::to_string(snapshot.num_shards) + " of " +
-                          std::to_string(snapshot.num_shards) + " read";
+  auto all = [&] {
+    return "shards: " + std::to_string(snapshot.num_shards) + " of " +
+           std::to_string(snapshot.num_shards) + " read";
+  };
   ShardSelection sel;
   // `_rowoffset` counts ALL the snapshot's live rows: a narrowed snapshot would number them
   // differently.
   if (filter && filter->find("_rowoffset") != std::string::npos) {
-    if (plan != nullptr) *plan = all + " (the filter reads _rowoffset)";
+    if (plan != nullptr) *plan = all() + " (the filter reads _rowoffset)";
     return snapshot;
   }
   if (filter) {
     auto parsed = filter::ParseExpression(*filter);
     if (!parsed.ok()) return snapshot;  // the query itself reports the parse error
-    auto selected = SelectShards(spec, *snapshot.schema, *parsed);
+    auto selected = SelectShards(spec, *snapshot.schema, *parsed, plan != nullptr);
     if (!selected.ok()) return snapshot;
     sel = std::move(*selected);
   }
   if (sel.all || spec.mode != table::ShardingMode::kBucket) {
-    if (plan != nullptr) *plan = all + " (no equality or IN on " + spec.column + ")";
+    if (plan != nullptr) *plan = all() + " (no equality or IN on " + spec.column + ")";
     return snapshot;
   }
-  const std::set<int64_t> keep(sel.buckets.begin(), sel.buckets.end());
-  auto narrowed = std::make_shared<shard::ShardSnapshot>(*snapshot.shard);
-  narrowed->sources.clear();
-  narrowed->num_rows = 0;
-  for (const auto& src : snapshot.shard->sources) {
-    if (src.shard >= 0 && keep.count(src.shard) == 0) continue;
-    narrowed->num_rows += src.live_rows;
-    narrowed->sources.push_back(src);
-  }
   table::TableSnapshot out = snapshot;
-  out.shard = std::move(narrowed);
+  const auto* views = snapshot.shard_views.get();
+  if (sel.buckets.size() == 1 && views != nullptr && sel.buckets[0] >= 0 &&
+      sel.buckets[0] < static_cast<int64_t>(views->size())) {
+    // The one shard's view the table built with the snapshot: nothing to copy.
+    out.shard = (*views)[static_cast<size_t>(sel.buckets[0])];
+  } else {
+    const std::set<int64_t> keep(sel.buckets.begin(), sel.buckets.end());
+    const shard::ShardSnapshot& whole = *snapshot.shard;
+    auto narrowed = std::make_shared<shard::ShardSnapshot>();
+    narrowed->schema = whole.schema;
+    narrowed->storage_schema = whole.storage_schema;
+    narrowed->rowid_column = whole.rowid_column;
+    narrowed->last_wal_position = whole.last_wal_position;
+    narrowed->compacted_generation = whole.compacted_generation;
+    narrowed->base_epoch = whole.base_epoch;
+    narrowed->visibility = whole.visibility;
+    narrowed->index_specs = whole.index_specs;
+    for (const auto& src : whole.sources) {
+      if (src.shard >= 0 && keep.count(src.shard) == 0) continue;
+      narrowed->num_rows += src.live_rows;
+      narrowed->sources.push_back(src);
+    }
+    out.shard = std::move(narrowed);
+  }
   out.num_rows = out.shard->num_rows;
   if (plan != nullptr) {
-    *plan = "shards: " + std::to_string(keep.size()) + " of " +
+    *plan = "shards: " + std::to_string(sel.buckets.size()) + " of " +
             std::to_string(snapshot.num_shards) + " read: " + sel.how;
   }
   return out;

@@ -32,19 +32,19 @@ struct ShardSelection {
 };
 
 /// The shards of `spec` that rows matching `filter` (parsed, over the user `schema`) can be
-/// in. Unsharded specs and a null filter give `all`.
+/// in. Unsharded specs and a null filter give `all`. `describe` false leaves `how` empty.
 /// Errors: Invalid when hashing fails (a shard column type the bucket transform does not
 /// take; the spec's validation refuses those first).
 Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow::Schema& schema,
-                                    const filter::ExprPtr& filter);
+                                    const filter::ExprPtr& filter, bool describe = true);
 
 /// `snapshot` narrowed to the shards `filter` (SQL text over the user schema; nullopt: none)
 /// can match, for a table of several bucket shards (TableSnapshot::sharding): the sources of
 /// other shards are left out (the shared base, shard -1, always stays) and num_rows is the
-/// kept sources' live rows. `plan` (may be null) receives one explain line, e.g. "shards:
-/// 1 of 16 read: (id = 34) -> bucket 3 of 16" or "shards: 16 of 16 read (no equality or IN on
-/// id)". A one-shard snapshot, or a filter that does not parse (the query reports that
-/// itself), is returned unchanged.
+/// kept sources' live rows. One shard: TableSnapshot::shard_views' view as is (no copy). `plan`
+/// (may be null) receives one explain line, e.g. "shards: 1 of 16 read: (id = 34) -> bucket 3 of
+/// 16" or "shards: 16 of 16 read (no equality or IN on id)". A one-shard snapshot, or a filter that
+/// does not parse (the query reports that itself), is returned unchanged.
 table::TableSnapshot PruneShards(const table::TableSnapshot& snapshot,
                                  const std::optional<std::string>& filter,
                                  std::string* plan = nullptr);

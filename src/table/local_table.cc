@@ -218,22 +218,37 @@ TableSnapshot LocalTable::Snapshot() const {
   TableSnapshot out;
   out.schema = schema_;
   out.key_columns = shards_[0]->key_columns();
-  auto snap = SnapshotLocked();
+  Result<std::shared_ptr<const shard::ShardSnapshot>> snap =
+      std::shared_ptr<const shard::ShardSnapshot>();
+  if (shards_.size() == 1) {
+    snap = shards_[0]->Snapshot();
+  } else if (auto v = ShardedViewLocked(); v.ok()) {
+    snap = (*v)->merged;
+    out.shard_views = (*v)->by_shard;
+    out.num_shards = static_cast<int64_t>(shards_.size());
+    std::lock_guard<std::mutex> cache(view_mu_);
+    if (sharding_version_ != manifest_.version() || sharding_ == nullptr) {
+      auto spec = LsmWriteSpecFromProto(manifest_.lsm_write_spec());
+      sharding_ = spec.ok() ? std::make_shared<const LsmWriteSpec>(std::move(*spec)) : nullptr;
+      sharding_version_ = manifest_.version();
+    }
+    out.sharding = sharding_;
+  } else {
+    snap = v.status();
+  }
   if (!snap.ok()) {
     // Answer with no rows rather than wrong ones, and say so in the log.
     spdlog::error("table '{}': snapshot failed: {}", name_, snap.status().ToString());
     out.version = VersionLocked();
+    out.shard_views = nullptr;
+    out.sharding = nullptr;
+    out.num_shards = 1;
     return out;
   }
   const shard::ShardSnapshot& s = **snap;
   out.version = manifest_.base_version() + s.last_wal_position;
   out.num_rows = s.num_rows;
   out.shard = *snap;
-  if (shards_.size() > 1) {
-    auto spec = LsmWriteSpecFromProto(manifest_.lsm_write_spec());
-    if (spec.ok()) out.sharding = std::move(*spec);
-    out.num_shards = static_cast<int64_t>(shards_.size());
-  }
   return out;
 }
 

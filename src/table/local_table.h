@@ -188,8 +188,21 @@ class LocalTable : public Table {
   /// base_version + the sum of the shards' last WAL positions. Holds mu_.
   uint64_t VersionLocked() const;
   /// The table's view: the one shard's, or (several) the base once under every shard's
-  /// visibility followed by each shard's sources. Holds mu_ (takes publish_mu_).
+  /// visibility followed by each shard's sources. Holds mu_ (takes publish_mu_, view_mu_).
   Result<std::shared_ptr<const shard::ShardSnapshot>> SnapshotLocked() const;
+  /// A view of several shards: `merged` (what SnapshotLocked returns) and, per shard i, the
+  /// base with shard i's sources only (TableSnapshot::shard_views, for pruned reads).
+  struct ShardedView {
+    std::vector<std::shared_ptr<const shard::ShardSnapshot>> parts;  // each shard's own view
+    shard::BaseSource::State base;                                   // the base state seen
+    std::vector<std::shared_ptr<index::ColumnIndex>> covering;       // base indexes it took
+    std::shared_ptr<const shard::ShardSnapshot> merged;
+    std::shared_ptr<const std::vector<std::shared_ptr<const shard::ShardSnapshot>>> by_shard;
+  };
+  /// The ShardedView of now: the cached one (view_) while no shard's view and no base state
+  /// changed since it was built (every read of a sharded table takes one), else a new one.
+  /// Holds mu_ (takes publish_mu_, then view_mu_); shards_.size() > 1.
+  Result<std::shared_ptr<const ShardedView>> ShardedViewLocked() const;
   /// SetLsmWriteSpec's change of the shard count (local_table_lsm.cc): refused (Invalid) when
   /// the table has live rows; else commits `m` with `count` fresh empty shards and an empty
   /// base, swaps them in and hands the old base and writers to `old` (the caller stops and
@@ -263,6 +276,13 @@ class LocalTable : public Table {
   std::vector<std::unique_ptr<shard::ShardWriter>> shards_;
   /// See the file comment: multi-shard publish (exclusive) against multi-shard views (shared).
   mutable std::shared_mutex publish_mu_;
+  /// Guards view_, sharding_ and sharding_version_ (a leaf: nothing is taken under it).
+  mutable std::mutex view_mu_;
+  mutable std::shared_ptr<const ShardedView> view_;  // the last ShardedViewLocked built
+  /// The manifest's LSM write spec as TableSnapshot::sharding, parsed at manifest version
+  /// sharding_version_ (0: not yet).
+  mutable std::shared_ptr<const LsmWriteSpec> sharding_;
+  mutable uint64_t sharding_version_ = 0;
   /// The base of shards_' rows (replaced with shards_); its maintenance thread calls CommitBase,
   /// which takes mu_, so it is stopped only with mu_ released.
   std::shared_ptr<base::BaseTable> base_;  // guarded by mu_ (pointer); internally locked

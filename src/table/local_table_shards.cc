@@ -217,49 +217,117 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
 
 Result<std::shared_ptr<const shard::ShardSnapshot>> LocalTable::SnapshotLocked() const {
   if (shards_.size() == 1) return shards_[0]->Snapshot();
+  STRATA_ASSIGN_OR_RETURN(auto v, ShardedViewLocked());
+  return v->merged;
+}
+
+namespace {
+
+// The base indexes a view of `st` takes (BaseSource::View: those covering every row).
+std::vector<std::shared_ptr<index::ColumnIndex>> CoveringIndexes(
+    const shard::BaseSource& base, const shard::BaseSource::State& st) {
+  auto all = base.indexes();
+  std::erase_if(all, [&](const auto& idx) { return idx->rows_indexed() < st.rows; });
+  return all;
+}
+
+// Whether two base states are the same one (every field a view reads).
+bool SameBaseState(const shard::BaseSource::State& a, const shard::BaseSource::State& b) {
+  return a.rows == b.rows && a.num_batches == b.num_batches && a.epoch == b.epoch &&
+         a.fragments == b.fragments && a.carried == b.carried &&
+         a.carried_folded == b.carried_folded && a.batches == b.batches && a.starts == b.starts &&
+         a.live == b.live;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const LocalTable::ShardedView>> LocalTable::ShardedViewLocked() const {
   // A multi-shard write publishes its parts under publish_mu_: this view holds all of it or
   // none. Compactions install under mu_ exclusively, which the caller holds shared.
+  auto made = std::make_shared<ShardedView>();
+  ShardedView& out = *made;
   std::shared_lock<std::shared_mutex> pub(publish_mu_);
   const shard::BaseSource& base = *base_->source();
-  const shard::BaseSource::State st = base.CurrentState();
-  auto vis = std::make_shared<shard::Visibility>();
-  std::vector<std::shared_ptr<const shard::ShardSnapshot>> snaps;
+  out.base = base.CurrentState();
   for (const auto& w : shards_) {
     STRATA_ASSIGN_OR_RETURN(auto s, w->Snapshot());
-    vis->lanes.push_back(s->visibility);
-    snaps.push_back(std::move(s));
+    out.parts.push_back(std::move(s));
   }
   pub.unlock();
-  auto out = std::make_shared<shard::ShardSnapshot>();
-  const shard::ShardSnapshot& first = *snaps[0];
-  out->schema = first.schema;
-  out->storage_schema = first.storage_schema;
-  out->rowid_column = first.rowid_column;
-  out->index_specs = first.index_specs;
-  out->visibility = vis;
-  out->base_epoch = st.epoch;
+  // The same shard views, base state and base indexes build the same view: reuse the last
+  // one. (The cached view holds its parts and base state, so no pointer compared here can
+  // be a freed one's reused address.)
+  out.covering = CoveringIndexes(base, out.base);
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    if (view_ != nullptr && view_->parts == out.parts && SameBaseState(view_->base, out.base) &&
+        view_->covering == out.covering) {
+      return view_;
+    }
+  }
+  auto vis = std::make_shared<shard::Visibility>();
+  for (const auto& s : out.parts) vis->lanes.push_back(s->visibility);
+  auto merged = std::make_shared<shard::ShardSnapshot>();
+  const shard::ShardSnapshot& first = *out.parts[0];
+  merged->schema = first.schema;
+  merged->storage_schema = first.storage_schema;
+  merged->rowid_column = first.rowid_column;
+  merged->index_specs = first.index_specs;
+  merged->visibility = vis;
+  merged->base_epoch = out.base.epoch;
   // Point lookups of the base over the storage key columns (a sharded table has a primary key).
   std::vector<int> keys;
   for (const auto& name : shards_[0]->key_columns()) {
     const int k = first.storage_schema->GetFieldIndex(name);
     if (k >= 0) keys.push_back(k);
   }
-  if (auto v = base.View(st, vis, first.index_specs, keys)) {
-    out->num_rows += v->live_rows;
-    out->sources.push_back(std::move(*v));
+  std::optional<shard::SourceView> base_view = base.View(out.base, vis, first.index_specs, keys);
+  // Per shard: the base and that shard's sources (TableSnapshot::shard_views).
+  auto by_shard = std::make_shared<std::vector<std::shared_ptr<const shard::ShardSnapshot>>>();
+  std::vector<std::shared_ptr<shard::ShardSnapshot>> singles;
+  for (size_t i = 0; i < out.parts.size(); ++i) {
+    auto one = std::make_shared<shard::ShardSnapshot>();
+    one->schema = merged->schema;
+    one->storage_schema = merged->storage_schema;
+    one->rowid_column = merged->rowid_column;
+    one->index_specs = merged->index_specs;
+    one->visibility = vis;
+    one->base_epoch = merged->base_epoch;
+    if (base_view) {
+      one->num_rows = base_view->live_rows;
+      one->sources.push_back(*base_view);
+    }
+    singles.push_back(std::move(one));
   }
-  for (size_t i = 0; i < snaps.size(); ++i) {
-    const shard::ShardSnapshot& s = *snaps[i];
-    out->num_rows += s.num_rows;  // its own sources only (base_in_view = false)
-    out->last_wal_position += s.last_wal_position;
-    out->compacted_generation += s.compacted_generation;
+  if (base_view) {
+    merged->num_rows += base_view->live_rows;
+    merged->sources.push_back(std::move(*base_view));
+  }
+  for (size_t i = 0; i < out.parts.size(); ++i) {
+    const shard::ShardSnapshot& s = *out.parts[i];
+    merged->num_rows += s.num_rows;  // its own sources only (base_in_view = false)
+    merged->last_wal_position += s.last_wal_position;
+    merged->compacted_generation += s.compacted_generation;
+    singles[i]->num_rows += s.num_rows;
     for (const auto& src : s.sources) {
-      out->sources.push_back(src);
-      out->sources.back().shard = static_cast<int>(i);
-      out->sources.back().name = "shard " + std::to_string(i) + " " + src.name;
+      merged->sources.push_back(src);
+      merged->sources.back().shard = static_cast<int>(i);
+      merged->sources.back().name = "shard " + std::to_string(i) + " " + src.name;
+      singles[i]->sources.push_back(merged->sources.back());
     }
   }
-  return std::shared_ptr<const shard::ShardSnapshot>(std::move(out));
+  for (auto& one : singles) {
+    // Views order by these (shard_writer.h): the same as the whole view's.
+    one->last_wal_position = merged->last_wal_position;
+    one->compacted_generation = merged->compacted_generation;
+    by_shard->push_back(std::move(one));
+  }
+  out.merged = std::move(merged);
+  out.by_shard = std::move(by_shard);
+  std::shared_ptr<const ShardedView> shared = std::move(made);
+  std::lock_guard<std::mutex> lock(view_mu_);
+  view_ = shared;
+  return shared;
 }
 
 }  // namespace strata::table

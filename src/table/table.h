@@ -34,9 +34,13 @@ struct TableSnapshot {
   std::shared_ptr<const shard::ShardSnapshot> shard;
   /// A table of several shards (docs/SHARDING.md): its LSM write spec and shard count; the
   /// sources of `shard` carry their shard index (SourceView::shard), so a read may skip the
-  /// shards its filter cannot match (query/shard_pruning.h). Unset for a one-shard table.
-  std::optional<LsmWriteSpec> sharding;
+  /// shards its filter cannot match (query/shard_pruning.h). Null for a one-shard table.
+  std::shared_ptr<const LsmWriteSpec> sharding;
   int64_t num_shards = 1;
+  /// With `sharding`: per shard i, the view of the base and shard i's sources only (the
+  /// same rows of shard i as `shard`, no other shard's), which a read pruned to one shard
+  /// uses as is. Null otherwise.
+  std::shared_ptr<const std::vector<std::shared_ptr<const shard::ShardSnapshot>>> shard_views;
 };
 
 /// What the base table really built for a definition (issue 15: index/{n}/stats/ reports it).

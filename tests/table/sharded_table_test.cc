@@ -306,6 +306,89 @@ TEST(ShardedTable, APointQueryOnSixteenBucketsReadsOneShard) {
       plain->Snapshot().shard->sources.size());
 }
 
+// Every read of a sharded table takes a snapshot; the table reuses its merged view while no
+// shard's view, base state or base index changed, and builds a new one after each of them.
+// The per-shard views (TableSnapshot::shard_views) hold the base and exactly that shard's
+// rows, and a point read pruned to one uses it as is.
+TEST(ShardedTable, TheViewIsReusedUntilSomethingChangesAndEachShardHasItsOwn) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  auto catalog = std::make_unique<LocalCatalog>(store, shard::ShardWriterOptions{}, Manual());
+  auto t = *catalog->CreateTable("default", "s", KeyedSchema(), {Rows(Range(0, 200), 0)},
+                                 CreateMode::kCreate, Buckets(4));
+  const TableSnapshot a = t->Snapshot();
+  const TableSnapshot b = t->Snapshot();
+  EXPECT_EQ(a.shard, b.shard);  // nothing changed: the same view
+  EXPECT_EQ(a.shard_views, b.shard_views);
+  ASSERT_NE(a.sharding, nullptr);
+  EXPECT_EQ(a.sharding->num_buckets, 4);
+  ASSERT_NE(a.shard_views, nullptr);
+  ASSERT_EQ(a.shard_views->size(), 4u);
+  std::vector<int64_t> per_bucket(4, 0);
+  for (int64_t id = 0; id < 200; ++id) ++per_bucket[static_cast<size_t>(BucketOf(id, 4))];
+  for (size_t i = 0; i < 4; ++i) {
+    const shard::ShardSnapshot& one = *(*a.shard_views)[i];
+    EXPECT_EQ(one.num_rows, per_bucket[i]) << "shard " << i;
+    for (const auto& src : one.sources) EXPECT_EQ(src.shard, static_cast<int>(i));
+  }
+  // A write into one shard: a new view holding it.
+  ASSERT_TRUE(t->Insert({Rows({1000}, 7)}).ok());
+  const TableSnapshot c = t->Snapshot();
+  EXPECT_NE(c.shard, a.shard);
+  EXPECT_EQ(c.num_rows, 201);
+  const size_t bk = static_cast<size_t>(BucketOf(1000, 4));
+  EXPECT_EQ((*c.shard_views)[bk]->num_rows, per_bucket[bk] + 1);
+  const TableSnapshot pruned = query::PruneShards(c, std::string("id = 1000"));
+  EXPECT_EQ(pruned.shard, (*c.shard_views)[bk]);  // no copy
+  EXPECT_EQ(pruned.num_rows, per_bucket[bk] + 1);
+  // Flush and compaction move every row into the base: a new view, the base in every
+  // shard's view, the shards' own sources empty.
+  ASSERT_TRUE(t->Flush(shard::Clock::now() + 60s).ok());
+  ASSERT_TRUE(t->Compact(shard::Clock::now() + 60s).ok());
+  const TableSnapshot d = t->Snapshot();
+  EXPECT_NE(d.shard, c.shard);
+  EXPECT_EQ(d.num_rows, 201);
+  for (size_t i = 0; i < 4; ++i) {
+    const shard::ShardSnapshot& one = *(*d.shard_views)[i];
+    ASSERT_FALSE(one.sources.empty());
+    EXPECT_EQ(one.sources[0].shard, -1);  // the shared base first
+    EXPECT_EQ(one.num_rows, 201);         // the base's rows are every shard's
+  }
+  // A base index built after the view: the next view has it.
+  index::IndexSpec bt;
+  bt.kind = index::IndexKind::kBTree;
+  bt.column = "v";
+  bt.name = "v_idx";
+  ASSERT_TRUE(t->CreateIndex(bt).ok());
+  bool indexed = false;
+  for (int i = 0; i < 600 && !indexed; ++i) {
+    const TableSnapshot e = t->Snapshot();
+    indexed = e.shard->sources[0].FindIndex(1, index::IndexKind::kBTree) != nullptr;
+    if (!indexed) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(indexed) << "the base's v_idx never reached the view";
+  // A delete in one shard: the next view no longer counts it.
+  ASSERT_TRUE(t->Delete({Keys({1000})}).ok());
+  const TableSnapshot f = t->Snapshot();
+  EXPECT_EQ(f.num_rows, 200);
+  EXPECT_EQ((*f.shard_views)[bk]->num_rows, 200);  // the base counts every live row
+  EXPECT_EQ(Read(*t).count(1000), 0u);
+  // Reopened, the base loads v_idx's checkpoint in the background while reads take views:
+  // once loaded, it is in the view although no shard and no base row changed.
+  t.reset();
+  catalog.reset();
+  catalog = std::make_unique<LocalCatalog>(store, shard::ShardWriterOptions{}, Manual());
+  t = *catalog->GetTable("default", "s");
+  indexed = false;
+  for (int i = 0; i < 20000 && !indexed; ++i) {
+    const TableSnapshot g = t->Snapshot();
+    ASSERT_EQ(g.num_rows, 200);
+    indexed = g.shard->sources[0].FindIndex(1, index::IndexKind::kBTree) != nullptr;
+    if (!indexed) std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(indexed) << "the base's v_idx, loaded after the reopen, never reached the view";
+}
+
 // `_rowid` names one row of a table of several shards (the shards number their generations
 // independently: the shard is part of the id), and a filter on it finds exactly that row.
 TEST(ShardedTable, RowIdsAreUniqueAcrossShards) {

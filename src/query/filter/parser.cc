@@ -571,9 +571,27 @@ Result<ExprPtr> ParseExpression(std::string_view sql, const ParseOptions& option
     }
   }
   if (blank) return Status::Invalid(context + ": is empty");
+  // The same text is often parsed twice in a row by one thread (a sharded table's pruning,
+  // then the query's own bind: query/shard_pruning.h): the last success of this thread is
+  // kept. The tree is immutable and depends only on the text (and, for success, on the
+  // limits), so handing it out again is the same as parsing again.
+  struct Last {
+    std::string sql;
+    size_t max_length = 0;
+    int max_depth = 0;
+    ExprPtr expr;
+  };
+  thread_local Last last;
+  if (last.expr != nullptr && last.sql == sql && last.max_length == options.max_length &&
+      last.max_depth == options.max_depth) {
+    return last.expr;
+  }
   STRATA_ASSIGN_OR_RETURN(std::vector<Token> tokens, Tokenize(sql, options.context));
   Parser parser(sql, std::move(tokens), options);
-  return parser.Run();
+  STRATA_ASSIGN_OR_RETURN(ExprPtr expr, parser.Run());
+  if (sql.size() <= 4096)
+    last = Last{std::string(sql), options.max_length, options.max_depth, expr};
+  return expr;
 }
 
 }  // namespace strata::query::filter

@@ -46,7 +46,8 @@ struct ParseOptions {
 };
 
 /// Parses one expression; the whole text must be consumed (trailing tokens are an error).
-/// Empty or all-whitespace text is Invalid ("... is empty").
+/// Empty or all-whitespace text is Invalid ("... is empty"). Each thread keeps its last
+/// successful parse (text up to 4 KiB) and returns that same tree for the same text again.
 Result<ExprPtr> ParseExpression(std::string_view sql, const ParseOptions& options = {});
 
 }  // namespace strata::query::filter

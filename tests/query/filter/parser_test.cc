@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "query/filter/lexer.h"
 
@@ -273,6 +274,38 @@ TEST(FilterParserTest, EmptyAndTooLongTextAreRejectedWithTheLimit) {
   ASSERT_FALSE(r2.ok());
   EXPECT_EQ(r2.status().message(),
             "filter: is 70006 bytes long; the limit is 65536 bytes (max_length)");
+}
+
+// A thread's last successful parse is handed out again for the same text (a sharded read
+// parses its filter for pruning, then for the query): the same tree, and only when the limits
+// would have accepted it too.
+TEST(FilterParserTest, TheSameTextParsedAgainGivesTheSameTreeWithinItsLimits) {
+  auto a = ParseExpression("id = 434 AND v > 2");
+  auto b = ParseExpression("id = 434 AND v > 2");
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->get(), b->get());
+  EXPECT_EQ((*b)->ToString(), "((id = 434) AND (v > 2))");
+  auto c = ParseExpression("id = 435 AND v > 2");
+  ASSERT_TRUE(c.ok());
+  EXPECT_NE(c->get(), a->get());
+  EXPECT_EQ((*c)->ToString(), "((id = 435) AND (v > 2))");
+  // The same text under tighter limits is still refused.
+  ParseOptions short_text;
+  short_text.max_length = 5;
+  auto d = ParseExpression("id = 435 AND v > 2", short_text);
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.status().message(), "filter: is 18 bytes long; the limit is 5 bytes (max_length)");
+  ParseOptions shallow;
+  shallow.max_depth = 1;
+  ASSERT_TRUE(ParseExpression("((a))").ok());
+  EXPECT_FALSE(ParseExpression("((a))", shallow).ok());
+  // Another thread parses on its own.
+  std::thread other([&] {
+    auto e = ParseExpression("id = 434 AND v > 2");
+    ASSERT_TRUE(e.ok());
+    EXPECT_NE(e->get(), a->get());
+  });
+  other.join();
 }
 
 TEST(FilterParserTest, DeepNestingIsAnErrorNotAStackOverflow) {
