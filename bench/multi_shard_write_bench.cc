@@ -12,7 +12,9 @@
 // gains or pays. The table level (STRATA_MSW_LEVEL=table, or both) writes the same batches through
 // Table::Insert of a catalog table: unsharded against a bucket LSM write spec of N buckets
 // (routing by the MemWAL bucket hash, one multi-shard write at a time per table, background
-// compaction and GC on), the path every REST write takes after decoding.
+// compaction and GC on), the path every REST write takes after decoding. A write refused with
+// Backpressure (the L0 stop while compaction catches up) is retried after 50 ms, as a client
+// retries a 503, and counted.
 // Environment: STRATA_MSW_SECONDS (4), STRATA_MSW_CLIENTS (4), STRATA_MSW_ROWS (1000),
 // STRATA_MSW_SHARDS (4), STRATA_MSW_TURNS (3), STRATA_MSW_LEVEL (both | storage | table).
 // `make bench-multi-shard` runs it.
@@ -79,13 +81,15 @@ double CpuSeconds() {
 
 struct Turn {
   double rows_per_s = 0, p50_ms = 0, p99_ms = 0, cores = 0;
+  int64_t retries = 0;  // writes refused with Backpressure (503), retried like a client
 };
 
-// Runs `clients` threads calling `write(client, rng)` (one batch each) for `seconds`.
+// Runs `clients` threads calling `write(rng)` (one batch each; true: acknowledged, false: a
+// Backpressure refusal, retried after 50 ms as a client would) for `seconds`.
 template <typename Write>
 Turn Drive(int64_t clients, int64_t rows, double seconds, int salt, const Write& write) {
   Turn out;
-  std::atomic<int64_t> written{0};
+  std::atomic<int64_t> written{0}, retries{0};
   std::atomic<bool> stop{false};
   std::vector<std::vector<double>> lat(static_cast<size_t>(clients));
   const double cpu0 = CpuSeconds();
@@ -96,7 +100,11 @@ Turn Drive(int64_t clients, int64_t rows, double seconds, int salt, const Write&
       std::mt19937 rng(static_cast<uint32_t>(c * 7919 + salt));
       while (!stop.load()) {
         const auto start = Clock::now();
-        write(rng);
+        if (!write(rng)) {
+          retries.fetch_add(1);
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          continue;
+        }
         lat[static_cast<size_t>(c)].push_back(
             std::chrono::duration<double, std::milli>(Clock::now() - start).count());
         written.fetch_add(rows);
@@ -109,6 +117,7 @@ Turn Drive(int64_t clients, int64_t rows, double seconds, int salt, const Write&
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   out.cores = (CpuSeconds() - cpu0) / wall;
   out.rows_per_s = static_cast<double>(written.load()) / wall;
+  out.retries = retries.load();
   std::vector<double> all;
   for (const auto& l : lat) all.insert(all.end(), l.begin(), l.end());
   std::sort(all.begin(), all.end());
@@ -153,10 +162,12 @@ Turn RunTableTurn(int shards, int64_t clients, int64_t rows, double seconds) {
       auto batch = Rows(keys, rng);
       auto r = table->Insert({std::make_shared<arrow::RecordBatch>(
           *table::DeclarePrimaryKey(Schema(), {"id"}), batch->num_rows(), batch->columns())});
+      if (r.status().code() == StatusCode::kBackpressure) return false;
       if (!r.ok()) {
         std::fprintf(stderr, "insert: %s\n", r.status().ToString().c_str());
         std::exit(1);
       }
+      return true;
     });
   }
   std::filesystem::remove_all(dir);
@@ -208,10 +219,12 @@ Turn RunTurn(int shards, int64_t clients, int64_t rows, double seconds) {
         }
         st = table::WriteAllOrNothing(log, std::move(parts)).status();
       }
+      if (st.code() == StatusCode::kBackpressure) return false;
       if (!st.ok()) {
         std::fprintf(stderr, "write: %s\n", st.ToString().c_str());
         std::exit(1);
       }
+      return true;
     });
   }
   std::filesystem::remove_all(dir);
@@ -250,8 +263,10 @@ int main() {
         const Turn r = lvl == "storage" ? RunTurn(n, clients, rows, seconds)
                                         : RunTableTurn(n, clients, rows, seconds);
         std::printf(
-            "turn %lld  %d shard(s): %9.0f rows/s  p50 %7.1f ms  p99 %7.1f ms  %.2f cores\n",
-            static_cast<long long>(t + 1), n, r.rows_per_s, r.p50_ms, r.p99_ms, r.cores);
+            "turn %lld  %d shard(s): %9.0f rows/s  p50 %7.1f ms  p99 %7.1f ms  %.2f cores  %lld "
+            "503s\n",
+            static_cast<long long>(t + 1), n, r.rows_per_s, r.p50_ms, r.p99_ms, r.cores,
+            static_cast<long long>(r.retries));
         rps[m].push_back(r.rows_per_s);
         p50[m].push_back(r.p50_ms);
         p99[m].push_back(r.p99_ms);

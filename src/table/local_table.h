@@ -41,6 +41,7 @@
 #include "format/proto/table_manifest.pb.h"
 #include "io/object_store.h"
 #include "shard/shard_writer.h"
+#include "table/multi_shard_group.h"
 #include "table/table.h"
 #include "table/txn_log.h"
 #include "table/writer_recovery.h"
@@ -215,14 +216,12 @@ class LocalTable : public Table {
   /// Index progress of every definition over every shard and the base
   /// (local_table_indexes.cc). Holds mu_.
   std::vector<shard::IndexProgress> IndexProgressLocked() const;
-  /// One multi-shard write at a time (WriteLocked): a part waits, before it is ready to
-  /// publish, for every row ahead of it in its MemTable, so two writes holding parts in each
-  /// other's shards would wait on each other. Held from prepare to publish; a write waits for
-  /// it at most the write stall timeout (then Backpressure). A flag under a plain mutex rather
-  /// than a std::timed_mutex, whose timed lock ThreadSanitizer (GCC 12) does not intercept.
-  std::mutex txn_mu_;
-  std::condition_variable txn_cv_;  // with txn_mu_: txn_busy_ cleared
-  bool txn_busy_ = false;           // guarded by txn_mu_
+  /// One multi-shard transaction at a time (WriteLocked): a part waits, before it is ready to
+  /// publish, for every row ahead of it in its MemTable, so two transactions holding parts in
+  /// each other's shards would wait on each other. The writes waiting meanwhile are merged
+  /// into the next transaction (multi_shard_group.h); a write waits to be taken at most the
+  /// write stall timeout (then Backpressure). Internally locked.
+  MultiShardWriteGroup txn_group_;
   /// The base's commit step (base::BaseTable::CommitFn) for base `b`: takes mu_ exclusively,
   /// checks `b` is still the table's base and the shard writer still owns its shard, commits
   /// a table manifest with `next` as its base (base_version unchanged: the rows are the same),

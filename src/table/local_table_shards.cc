@@ -182,36 +182,31 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
   }
   size_t touched = 0;
   for (const auto& p : parts) touched += RowsOf(p.storage_rows) + RowsOf(p.user_rows) > 0 ? 1 : 0;
-  bool mine = false;  // this write holds the one multi-shard slot
-  if (touched > 1) {
-    std::unique_lock<std::mutex> lock(txn_mu_);
-    mine = txn_cv_.wait_until(lock, std::chrono::steady_clock::now() + options_.write_stall_timeout,
-                              [this] { return !txn_busy_; });
-    if (mine) txn_busy_ = true;
-  }
-  struct Release {
-    LocalTable* t;
-    bool held;
-    ~Release() {
-      if (!held) return;
-      {
-        std::lock_guard<std::mutex> lock(t->txn_mu_);
-        t->txn_busy_ = false;
-      }
-      t->txn_cv_.notify_one();
+  if (touched <= 1) {
+    STRATA_ASSIGN_OR_RETURN(auto r, WriteAllOrNothing(*txn_log_, std::move(parts), "", &publish_mu_,
+                                                      options_.write_stall_timeout));
+    for (const auto& p : r.puts) {
+      if (p.wal_position > 0) NoteCommit();
     }
-  } release{this, mine};
-  if (touched > 1 && !mine) {
-    return Status::Backpressure("table '" + name_ + "': a write across " + std::to_string(touched) +
-                                " shards waited longer than the write stall timeout (" +
-                                std::to_string(options_.write_stall_timeout.count()) +
-                                " ms) for the multi-shard writes ahead of it; retry");
+    return VersionLocked();
   }
-  STRATA_ASSIGN_OR_RETURN(auto r, WriteAllOrNothing(*txn_log_, std::move(parts), "", &publish_mu_,
-                                                    options_.write_stall_timeout));
-  for (const auto& p : r.puts) {
-    if (p.wal_position > 0) NoteCommit();
+  // Each write's rows are checked here, before it joins a group: one client's bad rows must
+  // refuse its own write only (the merged transaction checks the merged parts again).
+  for (const auto& p : parts) {
+    if (RowsOf(p.storage_rows) + RowsOf(p.user_rows) == 0) continue;
+    STRATA_RETURN_IF_ERROR(p.writer->CheckApply(p.storage_rows, p.user_rows));
   }
+  STRATA_RETURN_IF_ERROR(txn_group_.Write(
+      std::move(parts), std::chrono::steady_clock::now() + options_.write_stall_timeout,
+      [this](std::vector<ShardWrite> merged) -> Status {
+        return WriteAllOrNothing(*txn_log_, std::move(merged), "", &publish_mu_,
+                                 options_.write_stall_timeout)
+            .status();
+      },
+      "table '" + name_ + "' (write stall timeout " +
+          std::to_string(options_.write_stall_timeout.count()) + " ms): a write across " +
+          std::to_string(touched) + " shards"));
+  NoteCommit();
   return VersionLocked();
 }
 

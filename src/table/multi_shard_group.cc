@@ -1,0 +1,84 @@
+#include "table/multi_shard_group.h"
+
+#include <algorithm>
+
+namespace strata::table {
+
+namespace {
+
+int64_t RowsOf(const std::vector<arrow::RecordBatchPtr>& batches) {
+  int64_t n = 0;
+  for (const auto& b : batches) n += b->num_rows();
+  return n;
+}
+
+}  // namespace
+
+Status MultiShardWriteGroup::Write(std::vector<ShardWrite> parts,
+                                   std::chrono::steady_clock::time_point deadline, const Run& run,
+                                   const std::string& what, int64_t* group_size) {
+  Pending me;
+  for (const auto& p : parts) me.rows += RowsOf(p.storage_rows) + RowsOf(p.user_rows);
+  me.parts = std::move(parts);
+  std::unique_lock<std::mutex> lock(mu_);
+  queue_.push_back(&me);
+  auto my_turn = [&] { return me.done || (!running_ && queue_.front() == &me); };
+  if (!cv_.wait_until(lock, deadline, my_turn) && !me.taken) {
+    queue_.erase(std::find(queue_.begin(), queue_.end(), &me));
+    cv_.notify_all();  // the next write may lead now
+    return Status::Backpressure(what +
+                                " waited longer than the write stall timeout for the multi-shard "
+                                "writes ahead of it; retry");
+  }
+  cv_.wait(lock, my_turn);  // taken into a running group: wait for its outcome
+  if (me.done) {
+    if (group_size != nullptr) *group_size = me.group_size;
+    return me.status;
+  }
+  // Lead: take the writes that can join, in queue order.
+  running_ = true;
+  std::vector<Pending*> group;
+  const size_t shards = me.parts.size();
+  std::vector<bool> has_user(shards, false);
+  int64_t rows = 0;
+  while (!queue_.empty() && group.size() < kMaxGroupWrites) {
+    Pending* w = queue_.front();
+    if (!group.empty() && rows + w->rows > kMaxGroupRows) break;
+    bool joins = w->parts.size() == shards;
+    for (size_t s = 0; joins && s < shards; ++s) {
+      joins = w->parts[s].writer == me.parts[s].writer &&
+              !(has_user[s] && !w->parts[s].storage_rows.empty());
+    }
+    if (!joins) break;  // keeps queue order: it leads the next group
+    for (size_t s = 0; s < shards; ++s) has_user[s] = has_user[s] || !w->parts[s].user_rows.empty();
+    rows += w->rows;
+    w->taken = true;
+    group.push_back(w);
+    queue_.pop_front();
+  }
+  lock.unlock();
+  std::vector<ShardWrite> merged(shards);
+  for (size_t s = 0; s < shards; ++s) {
+    merged[s].writer = me.parts[s].writer;
+    for (const Pending* w : group) {
+      const ShardWrite& p = w->parts[s];
+      merged[s].storage_rows.insert(merged[s].storage_rows.end(), p.storage_rows.begin(),
+                                    p.storage_rows.end());
+      merged[s].user_rows.insert(merged[s].user_rows.end(), p.user_rows.begin(), p.user_rows.end());
+    }
+  }
+  Status st = run(std::move(merged));
+  lock.lock();
+  for (Pending* w : group) {
+    w->status = st;
+    w->group_size = static_cast<int64_t>(group.size());
+    w->done = true;
+  }
+  running_ = false;
+  lock.unlock();
+  cv_.notify_all();
+  if (group_size != nullptr) *group_size = static_cast<int64_t>(group.size());
+  return st;
+}
+
+}  // namespace strata::table
