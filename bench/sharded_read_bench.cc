@@ -5,6 +5,9 @@
 //   1. "compacted": flushed and compacted into the base (one graph for every shard's rows);
 //   2. "+ upserts in L0": U% of the rows upserted again and flushed, not compacted (each
 //      shard then holds its own SSTable and MemTable sources);
+//   3. "while upserting": as 2, with one more thread upserting 1,000-row batches of random
+//      ids into the measured layout while its queries run (compaction stays manual, so L0
+//      keeps growing through the turns; the writer's rows/s is reported);
 // measured on one thread, the two layouts in turns (ABAB), every query taking its own
 // Table::Snapshot() as the server does per request: vector search q/s (k = 10), the overlap
 // of the two layouts' top-10 ids (recall of the sharded answer against the unsharded one),
@@ -14,6 +17,7 @@
 // Environment: STRATA_SRB_ROWS (200000), STRATA_SRB_BUCKETS (4), STRATA_SRB_QUERIES (1000),
 // STRATA_SRB_UPSERT_PCT (20), STRATA_SRB_TURNS (3). `make bench-sharded-read` runs it.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +25,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clustered_rows.h"
@@ -107,11 +112,31 @@ void CompactAll(Layout& l) {
 struct Figures {
   double search_qps = 0, lookup_qps = 0;
   double unpruned_qps = 0;                // the same lookups without query::PruneShards
+  double written_rps = 0;                 // stage "while writing": the writer's rows/s
   std::vector<std::vector<int64_t>> top;  // per query, the top-10 ids
 };
 
-Figures Measure(Layout& l, const std::vector<std::vector<float>>& queries, int64_t rows) {
+Figures Measure(Layout& l, const std::vector<std::vector<float>>& queries, int64_t rows,
+                bool writing) {
   Figures f;
+  // Stage "while writing": one thread upserts 1,000-row batches of random existing ids
+  // (fresh vectors) into this layout for as long as the queries run.
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> written{0};
+  std::thread writer;
+  const auto w0 = Clock::now();
+  if (writing) {
+    writer = std::thread([&] {
+      bench::Vectors vecs;
+      std::mt19937_64 rng(11);
+      while (!stop.load()) {
+        std::vector<int64_t> ids(1000);
+        for (auto& id : ids) id = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+        Check(l.table->Insert({bench::Batch(ids, vecs)}).status(), "upsert while reading");
+        written.fetch_add(1000);
+      }
+    });
+  }
   // Every query takes its own snapshot, as the server does per request.
   auto t0 = Clock::now();
   for (const auto& q : queries) {
@@ -153,6 +178,12 @@ Figures Measure(Layout& l, const std::vector<std::vector<float>>& queries, int64
   };
   f.lookup_qps = lookups_qps(true);
   f.unpruned_qps = lookups_qps(false);
+  if (writing) {
+    stop = true;
+    writer.join();
+    f.written_rps = static_cast<double>(written.load()) /
+                    std::chrono::duration<double>(Clock::now() - w0).count();
+  }
   return f;
 }
 
@@ -190,15 +221,16 @@ int main() {
   bench::Vectors qv;
   std::vector<std::vector<float>> queries;
   for (int64_t i = 0; i < nq; ++i) queries.push_back(qv.Next());
-  for (int stage = 0; stage < 2; ++stage) {
+  const char* stage_names[] = {"compacted", "+ upserts in L0", "while upserting"};
+  for (int stage = 0; stage < 3; ++stage) {
     if (stage == 1) {
       const int64_t step = std::max<int64_t>(1, 100 / std::max<int64_t>(1, upsert_pct));
       for (auto& l : layouts) Write(l, 0, rows, step);
     }
-    std::vector<double> sq[2], lq[2], uq[2], overlap;
+    std::vector<double> sq[2], lq[2], uq[2], wq[2], overlap;
     for (int64_t t = 0; t < turns; ++t) {
       Figures f[2];
-      for (int m = 0; m < 2; ++m) f[m] = Measure(layouts[m], queries, rows);
+      for (int m = 0; m < 2; ++m) f[m] = Measure(layouts[m], queries, rows, stage == 2);
       int64_t same = 0, total = 0;
       for (size_t q = 0; q < queries.size(); ++q) {
         const std::set<int64_t> a(f[0].top[q].begin(), f[0].top[q].end());
@@ -210,19 +242,29 @@ int main() {
         sq[m].push_back(f[m].search_qps);
         lq[m].push_back(f[m].lookup_qps);
         uq[m].push_back(f[m].unpruned_qps);
+        wq[m].push_back(f[m].written_rps);
       }
       std::printf(
           "stage %s turn %lld: search %.0f / %.0f q/s, lookups %.0f / %.0f q/s (unpruned "
-          "%.0f)\n",
-          stage == 0 ? "compacted" : "+ upserts in L0", static_cast<long long>(t + 1),
-          f[0].search_qps, f[1].search_qps, f[0].lookup_qps, f[1].lookup_qps, f[1].unpruned_qps);
+          "%.0f)",
+          stage_names[stage], static_cast<long long>(t + 1), f[0].search_qps, f[1].search_qps,
+          f[0].lookup_qps, f[1].lookup_qps, f[1].unpruned_qps);
+      if (stage == 2)
+        std::printf(", upserted %.0f / %.0f rows/s", f[0].written_rps, f[1].written_rps);
+      std::printf("\n");
     }
     std::printf(
         "median, %s: search unsharded %.0f q/s, %s %.0f q/s (%.2fx); point lookups %.0f vs %.0f "
-        "q/s (%.2fx; %s unpruned %.0f q/s); top-10 overlap %.3f\n",
-        stage == 0 ? "compacted" : "+ upserts in L0", Median(sq[0]), layouts[1].name.c_str(),
-        Median(sq[1]), Median(sq[1]) / Median(sq[0]), Median(lq[0]), Median(lq[1]),
-        Median(lq[1]) / Median(lq[0]), layouts[1].name.c_str(), Median(uq[1]), Median(overlap));
+        "q/s (%.2fx; %s unpruned %.0f q/s)",
+        stage_names[stage], Median(sq[0]), layouts[1].name.c_str(), Median(sq[1]),
+        Median(sq[1]) / Median(sq[0]), Median(lq[0]), Median(lq[1]), Median(lq[1]) / Median(lq[0]),
+        layouts[1].name.c_str(), Median(uq[1]));
+    if (stage == 2) {
+      // The writer changes vectors, so the two layouts' answers are not comparable here.
+      std::printf("; upserted %.0f vs %.0f rows/s meanwhile\n", Median(wq[0]), Median(wq[1]));
+    } else {
+      std::printf("; top-10 overlap %.3f\n", Median(overlap));
+    }
   }
   for (auto& l : layouts) {
     l.table.reset();

@@ -216,6 +216,9 @@ table::TableSnapshot PruneShards(const table::TableSnapshot& snapshot,
     out.shard = std::move(narrowed);
   }
   out.num_rows = out.shard->num_rows;
+  // A narrowed snapshot is pruned for good: pruning it again must not bring a shard back.
+  out.shard_views = nullptr;
+  out.sharding = nullptr;
   if (plan != nullptr) {
     *plan = "shards: " + std::to_string(sel.buckets.size()) + " of " +
             std::to_string(snapshot.num_shards) + " read: " + sel.how;

@@ -205,6 +205,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   schema_ = std::move(schema);
   shards_ = std::move(fresh.shards);
   base_ = std::move(fresh.base);
+  ForgetView();
   StartBaseLocked();
   NoteCommit();
   const uint64_t result = VersionLocked();
@@ -331,6 +332,7 @@ Status LocalTable::Drop() {
     if (base_ == base) break;  // else an Overwrite / RewriteColumns replaced it meanwhile
   }
   dropped_ = true;
+  ForgetView();
   for (auto& w : shards_) w->close();
   STRATA_ASSIGN_OR_RETURN(auto versions, store_->List(prefix_ + "/_versions/"));
   std::vector<std::pair<uint64_t, std::string>> ordered;

@@ -188,6 +188,12 @@ class LocalTable : public Table {
                                const std::vector<arrow::RecordBatchPtr>& user_rows);
   /// base_version + the sum of the shards' last WAL positions. Holds mu_.
   uint64_t VersionLocked() const;
+  /// base_version + the sum of the shards' VISIBLE WAL positions (their snapshots'): what a
+  /// write of several shards answers, so a snapshot taken after the answer has at least that
+  /// version (the durable positions may include another write's rows not yet published,
+  /// which VersionLocked would count: a client's describe/ of the version its write returned
+  /// could then 404). Holds mu_.
+  uint64_t VisibleVersionLocked() const;
   /// The table's view: the one shard's, or (several) the base once under every shard's
   /// visibility followed by each shard's sources. Holds mu_ (takes publish_mu_, view_mu_).
   Result<std::shared_ptr<const shard::ShardSnapshot>> SnapshotLocked() const;
@@ -204,6 +210,9 @@ class LocalTable : public Table {
   /// changed since it was built (every read of a sharded table takes one), else a new one.
   /// Holds mu_ (takes publish_mu_, then view_mu_); shards_.size() > 1.
   Result<std::shared_ptr<const ShardedView>> ShardedViewLocked() const;
+  /// Drops the cached view (view_), so the tier it holds (MemTables, SSTable readers, the base)
+  /// is freed: called where shards_ or base_ are replaced and where the table is dropped.
+  void ForgetView() const;
   /// SetLsmWriteSpec's change of the shard count (local_table_lsm.cc): refused (Invalid) when
   /// the table has live rows; else commits `m` with `count` fresh empty shards and an empty
   /// base, swaps them in and hands the old base and writers to `old` (the caller stops and

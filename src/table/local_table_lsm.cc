@@ -132,6 +132,7 @@ Status LocalTable::ReshardEmptyLocked(format::TableManifest m, size_t count, Tie
   old->shards = std::move(shards_);
   manifest_ = std::move(m);
   shards_ = std::move(fresh.shards);
+  ForgetView();
   base_ = std::move(fresh.base);
   StartBaseLocked();
   NoteCommit();

@@ -212,6 +212,7 @@ Result<uint64_t> LocalTable::RewriteColumns(
   manifest_ = std::move(m);
   schema_ = rewrite.schema;
   shards_.clear();
+  ForgetView();
   shards_.push_back(std::move(fresh));
   base_ = std::move(fresh_base);
   StartBaseLocked();

@@ -117,6 +117,15 @@ uint64_t LocalTable::VersionLocked() const {
   return v;
 }
 
+uint64_t LocalTable::VisibleVersionLocked() const {
+  uint64_t v = manifest_.base_version();
+  for (const auto& w : shards_) {
+    auto s = w->Snapshot();
+    v += s.ok() ? (*s)->last_wal_position : 0;
+  }
+  return v;
+}
+
 base::ShardList LocalTable::ShardListLocked() const {
   base::ShardList out;
   for (const auto& w : shards_) out.push_back(w.get());
@@ -188,7 +197,7 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
     for (const auto& p : r.puts) {
       if (p.wal_position > 0) NoteCommit();
     }
-    return VersionLocked();
+    return VisibleVersionLocked();
   }
   // Each write's rows are checked here, before it joins a group: one client's bad rows must
   // refuse its own write only (the merged transaction checks the merged parts again).
@@ -197,17 +206,16 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
     STRATA_RETURN_IF_ERROR(p.writer->CheckApply(p.storage_rows, p.user_rows));
   }
   STRATA_RETURN_IF_ERROR(txn_group_.Write(
-      std::move(parts), std::chrono::steady_clock::now() + options_.write_stall_timeout,
+      std::move(parts),
       [this](std::vector<ShardWrite> merged) -> Status {
         return WriteAllOrNothing(*txn_log_, std::move(merged), "", &publish_mu_,
                                  options_.write_stall_timeout)
             .status();
       },
-      "table '" + name_ + "' (write stall timeout " +
-          std::to_string(options_.write_stall_timeout.count()) + " ms): a write across " +
-          std::to_string(touched) + " shards"));
+      "table '" + name_ + "': a write across " + std::to_string(touched) + " shards",
+      options_.write_stall_timeout));
   NoteCommit();
-  return VersionLocked();
+  return VisibleVersionLocked();
 }
 
 Result<std::shared_ptr<const shard::ShardSnapshot>> LocalTable::SnapshotLocked() const {
@@ -320,9 +328,21 @@ Result<std::shared_ptr<const LocalTable::ShardedView>> LocalTable::ShardedViewLo
   out.merged = std::move(merged);
   out.by_shard = std::move(by_shard);
   std::shared_ptr<const ShardedView> shared = std::move(made);
-  std::lock_guard<std::mutex> lock(view_mu_);
-  view_ = shared;
+  std::shared_ptr<const ShardedView> old;  // freed after view_mu_ is released (a leaf lock)
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    old = std::exchange(view_, shared);
+  }
   return shared;
+}
+
+void LocalTable::ForgetView() const {
+  std::shared_ptr<const ShardedView> old;
+  {
+    std::lock_guard<std::mutex> lock(view_mu_);
+    old = std::move(view_);
+    view_ = nullptr;
+  }
 }
 
 }  // namespace strata::table

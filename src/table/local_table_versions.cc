@@ -134,6 +134,7 @@ Status LocalTable::CloseForRename() {
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
     dropped_ = true;
     renamed_ = true;
+    ForgetView();
     for (auto& w : shards_) w->close();
     base = base_;
   }

@@ -18,12 +18,12 @@
 // user rows for it; such a write is left for the next group (it does not join). So the merged
 // transaction equals running its members one after another in queue order.
 // Limits: a group takes at most kMaxGroupWrites writes and, past its first write, at most
-// kMaxGroupRows rows. A write not taken into a group by its deadline leaves the queue with
-// Backpressure; a taken one waits for its group (bounded by WriteAllOrNothing's own timeouts).
-// Validation is each write's own (the caller checks its parts, ShardWriter::CheckApply, before
-// queueing), so one client's bad rows never fail another's write.
-// Thread-safety: Write may be called from many threads at once; `mu_` guards the queue and
-// `running_`.
+// kMaxGroupRows rows and kMaxGroupBytes bytes of buffers (one WAL entry per shard holds them). A
+// write not taken into a group by its deadline leaves the queue with Backpressure; a taken one
+// waits for its group (bounded by WriteAllOrNothing's own timeouts). Validation is each write's own
+// (the caller checks its parts, ShardWriter::CheckApply, before queueing), so one client's bad rows
+// never fail another's write. Thread-safety: Write may be called from many threads at once; `mu_`
+// guards the queue and `running_`.
 #pragma once
 
 #include <chrono>
@@ -44,6 +44,7 @@ class MultiShardWriteGroup {
  public:
   static constexpr size_t kMaxGroupWrites = 64;
   static constexpr int64_t kMaxGroupRows = 1 << 16;
+  static constexpr int64_t kMaxGroupBytes = 64ll << 20;
 
   /// Runs one merged transaction (WriteAllOrNothing); `parts` has one entry per shard, in the
   /// order of the parts given to Write.
@@ -52,15 +53,16 @@ class MultiShardWriteGroup {
   /// Writes `parts` (one per shard, same order and writers for every caller of one group
   /// object; rows already validated) in a group (see the file comment). `group_size` (may be
   /// null) receives how many writes the group held. Errors: Backpressure "<what> waited
-  /// longer than ..." when the write was not taken into a group before `deadline` (nothing
-  /// written); else the group's Run error.
-  Status Write(std::vector<ShardWrite> parts, std::chrono::steady_clock::time_point deadline,
-               const Run& run, const std::string& what, int64_t* group_size = nullptr);
+  /// longer than the write stall timeout (<timeout> ms) ..." when the write was not taken
+  /// into a group within `timeout` (nothing written); else the group's Run error.
+  Status Write(std::vector<ShardWrite> parts, const Run& run, const std::string& what,
+               std::chrono::milliseconds timeout, int64_t* group_size = nullptr);
 
  private:
   struct Pending {
     std::vector<ShardWrite> parts;
     int64_t rows = 0;
+    int64_t bytes = 0;   // buffer bytes of its rows
     bool taken = false;  // in a running group: waits for it whatever its deadline
     bool done = false;
     Status status;

@@ -232,6 +232,7 @@ Result<bool> LocalTable::RecoverWriter() {
   }
   std::vector<std::unique_ptr<shard::ShardWriter>> old_writers = std::move(shards_);
   shards_ = std::move(tier->shards);
+  ForgetView();
   base_ = std::move(tier->base);
   // Index definitions changed while the shards reopened (create_index/ takes only mu_).
   if (manifest_.index_specs_json().size() != m.index_specs_json().size() ||

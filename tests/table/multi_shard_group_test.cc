@@ -11,6 +11,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "arrow/builder.h"
@@ -79,14 +80,12 @@ struct Recorder {
   }
 };
 
-auto Far() { return std::chrono::steady_clock::now() + 60s; }
-
 TEST(MultiShardWriteGroup, WritesWaitingForATransactionRunAsOneInQueueOrder) {
   MultiShardWriteGroup g;
   Recorder rec;
   int64_t first_size = 0;
   std::thread leader(
-      [&] { EXPECT_TRUE(g.Write(Parts({1}, {2}), Far(), rec.Fn(), "w", &first_size).ok()); });
+      [&] { EXPECT_TRUE(g.Write(Parts({1}, {2}), rec.Fn(), "w", 60s, &first_size).ok()); });
   while (rec.Calls() == 0) std::this_thread::sleep_for(1ms);
   // Three writes queue while the first runs; they start one after another so the queue order
   // is known.
@@ -96,7 +95,7 @@ TEST(MultiShardWriteGroup, WritesWaitingForATransactionRunAsOneInQueueOrder) {
   for (int i = 0; i < 3; ++i) {
     followers.emplace_back([&, i] {
       queued++;
-      EXPECT_TRUE(g.Write(Parts({10 + i}, {20 + i}), Far(), rec.Fn(), "w", &sizes[i]).ok());
+      EXPECT_TRUE(g.Write(Parts({10 + i}, {20 + i}), rec.Fn(), "w", 60s, &sizes[i]).ok());
     });
     while (queued.load() <= i) std::this_thread::sleep_for(1ms);
     std::this_thread::sleep_for(20ms);  // queued before the next starts
@@ -115,7 +114,7 @@ TEST(MultiShardWriteGroup, WritesWaitingForATransactionRunAsOneInQueueOrder) {
 TEST(MultiShardWriteGroup, StorageRowsAfterNewRowsOfTheSameShardWaitForTheNextGroup) {
   MultiShardWriteGroup g;
   Recorder rec;
-  std::thread leader([&] { EXPECT_TRUE(g.Write(Parts({1}, {2}), Far(), rec.Fn(), "w").ok()); });
+  std::thread leader([&] { EXPECT_TRUE(g.Write(Parts({1}, {2}), rec.Fn(), "w", 60s).ok()); });
   while (rec.Calls() == 0) std::this_thread::sleep_for(1ms);
   // Queue: new rows in shard 0 only; then tombstones (storage rows) in both shards; then new
   // rows in both. The tombstones cannot follow shard 0's new rows in one Apply (they would be
@@ -127,7 +126,7 @@ TEST(MultiShardWriteGroup, StorageRowsAfterNewRowsOfTheSameShardWaitForTheNextGr
   for (size_t i = 0; i < writes.size(); ++i) {
     ts.emplace_back([&, i] {
       queued++;
-      EXPECT_TRUE(g.Write(writes[i], Far(), rec.Fn(), "w").ok());
+      EXPECT_TRUE(g.Write(writes[i], rec.Fn(), "w", 60s).ok());
     });
     while (queued.load() <= static_cast<int>(i)) std::this_thread::sleep_for(1ms);
     std::this_thread::sleep_for(20ms);
@@ -148,19 +147,19 @@ TEST(MultiShardWriteGroup, StorageRowsAfterNewRowsOfTheSameShardWaitForTheNextGr
 TEST(MultiShardWriteGroup, AWriteNotTakenByItsDeadlineIsInNoGroup) {
   MultiShardWriteGroup g;
   Recorder rec;
-  std::thread leader([&] { EXPECT_TRUE(g.Write(Parts({1}, {2}), Far(), rec.Fn(), "w").ok()); });
+  std::thread leader([&] { EXPECT_TRUE(g.Write(Parts({1}, {2}), rec.Fn(), "w", 60s).ok()); });
   while (rec.Calls() == 0) std::this_thread::sleep_for(1ms);
-  const Status late = g.Write(Parts({3}, {4}), std::chrono::steady_clock::now() + 50ms, rec.Fn(),
-                              "table 't': a write across 2 shards");
+  const Status late =
+      g.Write(Parts({3}, {4}), rec.Fn(), "table 't': a write across 2 shards", 50ms);
   EXPECT_EQ(late.code(), StatusCode::kBackpressure);
   EXPECT_EQ(late.message(),
-            "table 't': a write across 2 shards waited longer than the write stall timeout for "
-            "the multi-shard writes ahead of it; retry");
+            "table 't': a write across 2 shards waited longer than the write stall timeout (50 "
+            "ms) for the multi-shard writes ahead of it; retry");
   rec.Release();
   leader.join();
   // The next write runs alone: the late one left the queue.
   int64_t size = 0;
-  EXPECT_TRUE(g.Write(Parts({5}, {6}), Far(), rec.Fn(), "w", &size).ok());
+  EXPECT_TRUE(g.Write(Parts({5}, {6}), rec.Fn(), "w", 60s, &size).ok());
   EXPECT_EQ(size, 1);
   ASSERT_EQ(rec.runs.size(), 2u);
   EXPECT_EQ(IdsOf(rec.runs[1][0].user_rows), (std::vector<int64_t>{5}));
@@ -170,27 +169,28 @@ TEST(MultiShardWriteGroup, AGroupsErrorIsEveryMembersAndTheRowCapSplitsGroups) {
   MultiShardWriteGroup g;
   Recorder rec;
   std::thread leader([&] {  // its own run fails too: rec.fail is read as the run returns
-    EXPECT_EQ(g.Write(Parts({1}, {2}), Far(), rec.Fn(), "w").code(), StatusCode::kIOError);
+    EXPECT_EQ(g.Write(Parts({1}, {2}), rec.Fn(), "w", 60s).code(), StatusCode::kIOError);
   });
   while (rec.Calls() == 0) std::this_thread::sleep_for(1ms);
   {
     std::lock_guard<std::mutex> lock(rec.mu);
     rec.fail = Status::IOError("commit record put failed");
   }
-  // Two writes of kMaxGroupRows / 2 + 1 rows each cannot share a group; a small third one
-  // joins the second.
+  // Writes of kMaxGroupRows / 2 + 1 rows: a group takes its first and one more (the cap
+  // counts the rows past the first write), the third leads the next group, which the small
+  // fourth joins.
   const int64_t half = MultiShardWriteGroup::kMaxGroupRows / 2 + 1;
   std::vector<int64_t> big(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) big[static_cast<size_t>(i)] = 100 + i;
-  std::vector<Status> got(3);
+  std::vector<Status> got(4);
   std::vector<std::thread> ts;
   std::atomic<int> queued{0};
   const std::vector<std::vector<ShardWrite>> writes = {Parts(big, {1}), Parts(big, {2}),
-                                                       Parts({3}, {3})};
+                                                       Parts(big, {3}), Parts({4}, {4})};
   for (size_t i = 0; i < writes.size(); ++i) {
     ts.emplace_back([&, i] {
       queued++;
-      got[i] = g.Write(writes[i], Far(), rec.Fn(), "w");
+      got[i] = g.Write(writes[i], rec.Fn(), "w", 60s);
     });
     while (queued.load() <= static_cast<int>(i)) std::this_thread::sleep_for(1ms);
     std::this_thread::sleep_for(20ms);
@@ -199,12 +199,62 @@ TEST(MultiShardWriteGroup, AGroupsErrorIsEveryMembersAndTheRowCapSplitsGroups) {
   leader.join();
   for (auto& t : ts) t.join();
   ASSERT_EQ(rec.runs.size(), 3u);
-  EXPECT_EQ(IdsOf(rec.runs[1][1].user_rows), (std::vector<int64_t>{1}));
-  EXPECT_EQ(IdsOf(rec.runs[2][1].user_rows), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(IdsOf(rec.runs[1][1].user_rows), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(IdsOf(rec.runs[2][1].user_rows), (std::vector<int64_t>{3, 4}));
   for (const Status& st : got) {
     EXPECT_EQ(st.code(), StatusCode::kIOError);
     EXPECT_EQ(st.message(), "commit record put failed");
   }
+}
+
+// A leader whose run throws (e.g. bad_alloc) still hands every member of its group an outcome
+// and lets the next write lead: a member left waiting would hold its table's locks for good.
+TEST(MultiShardWriteGroup, ALeaderThatThrowsFailsItsGroupAndTheNextWriteLeads) {
+  MultiShardWriteGroup g;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<int> calls{0};
+  MultiShardWriteGroup::Run run = [&](std::vector<ShardWrite>) -> Status {
+    if (calls++ == 0) {  // the first group blocks, then commits
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return release; });
+      return Status::OK();
+    }
+    throw std::runtime_error("out of memory");  // the second group's run throws
+  };
+  std::thread leader([&] { EXPECT_TRUE(g.Write(Parts({1}, {2}), run, "w", 60s).ok()); });
+  while (calls.load() == 0) std::this_thread::sleep_for(1ms);
+  // Two writes queue; the first leads the next group, the second is taken into it.
+  bool led_threw = false;
+  Status member;
+  std::thread a([&] {
+    try {
+      (void)g.Write(Parts({3}, {4}), run, "w", 60s);
+    } catch (const std::runtime_error&) {
+      led_threw = true;
+    }
+  });
+  std::this_thread::sleep_for(20ms);
+  std::thread b([&] { member = g.Write(Parts({5}, {6}), run, "w", 60s); });
+  std::this_thread::sleep_for(20ms);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  leader.join();
+  a.join();
+  b.join();
+  EXPECT_TRUE(led_threw);
+  EXPECT_EQ(member.code(), StatusCode::kInternal);
+  EXPECT_EQ(member.message(), "multi-shard write group: the leader failed");
+  EXPECT_EQ(calls.load(), 2);  // the member was in the throwing group, not run on its own
+  Recorder rec;
+  rec.Release();
+  int64_t size = 0;
+  EXPECT_TRUE(g.Write(Parts({7}, {8}), rec.Fn(), "w", 60s, &size).ok());
+  EXPECT_EQ(size, 1);
 }
 
 }  // namespace

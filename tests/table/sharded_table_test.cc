@@ -389,6 +389,39 @@ TEST(ShardedTable, TheViewIsReusedUntilSomethingChangesAndEachShardHasItsOwn) {
   EXPECT_TRUE(indexed) << "the base's v_idx, loaded after the reopen, never reached the view";
 }
 
+// The version a write answers is one a snapshot taken after the answer has reached (found by
+// a break test: 12 concurrent clients on 16 buckets, describe/ of the version an add()
+// returned got 404 about 2% of the time, because the answer counted other writes' durable
+// but not yet visible WAL entries).
+TEST(ShardedTable, AWritesVersionIsVisibleRightAfterItUnderConcurrentWriters) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  LocalCatalog catalog(store, {}, Manual());
+  auto t =
+      *catalog.CreateTable("default", "s", KeyedSchema(), {}, CreateMode::kCreate, Buckets(16));
+  std::atomic<int> ahead{0}, backwards{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 12; ++c) {
+    clients.emplace_back([&, c] {
+      uint64_t last = 0;
+      for (int i = 0; i < 60; ++i) {
+        std::vector<int64_t> ids;
+        for (int k = 0; k < 10; ++k) ids.push_back(int64_t{c} * 100000 + i * 10 + k);
+        auto v = t->Insert({Rows(ids, i)});
+        ASSERT_TRUE(v.ok()) << v.status().ToString();
+        const uint64_t seen = t->Snapshot().version;
+        if (seen < *v) ahead++;
+        if (*v < last) backwards++;
+        last = *v;
+      }
+    });
+  }
+  for (auto& th : clients) th.join();
+  EXPECT_EQ(ahead.load(), 0) << "writes answered a version the next snapshot had not reached";
+  EXPECT_EQ(backwards.load(), 0) << "a client's versions went backwards";
+  EXPECT_EQ(t->Snapshot().num_rows, 12 * 60 * 10);
+}
+
 // `_rowid` names one row of a table of several shards (the shards number their generations
 // independently: the shard is part of the id), and a filter on it finds exactly that row.
 TEST(ShardedTable, RowIdsAreUniqueAcrossShards) {
