@@ -6,8 +6,9 @@
 //   2. "+ upserts in L0": U% of the rows upserted again and flushed, not compacted (each
 //      shard then holds its own SSTable and MemTable sources);
 //   3. "while upserting": as 2, with one more thread upserting 1,000-row batches of random
-//      ids into the measured layout while its queries run (compaction stays manual, so L0
-//      keeps growing through the turns; the writer's rows/s is reported);
+//      ids into the measured layout at STRATA_SRB_WRITE_RPS rows/s while its queries run, and
+//      one compacting L0 every 200 ms as the background compactor would (the writer's
+//      achieved rows/s is reported);
 // measured on one thread, the two layouts in turns (ABAB), every query taking its own
 // Table::Snapshot() as the server does per request: vector search q/s (k = 10), the overlap
 // of the two layouts' top-10 ids (recall of the sharded answer against the unsharded one),
@@ -15,7 +16,8 @@
 // server's query path does: query::PruneShards with its explain line), plus the same lookups
 // on the sharded table without pruning (what pruning costs or saves).
 // Environment: STRATA_SRB_ROWS (200000), STRATA_SRB_BUCKETS (4), STRATA_SRB_QUERIES (1000),
-// STRATA_SRB_UPSERT_PCT (20), STRATA_SRB_TURNS (3). `make bench-sharded-read` runs it.
+// STRATA_SRB_UPSERT_PCT (20), STRATA_SRB_TURNS (3), STRATA_SRB_WRITE_RPS (5000),
+// STRATA_SRB_STAGES (3: all; 2 skips "while upserting"). `make bench-sharded-read` runs it.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -117,23 +119,35 @@ struct Figures {
 };
 
 Figures Measure(Layout& l, const std::vector<std::vector<float>>& queries, int64_t rows,
-                bool writing) {
+                bool writing, int64_t write_rps) {
   Figures f;
   // Stage "while writing": one thread upserts 1,000-row batches of random existing ids
-  // (fresh vectors) into this layout for as long as the queries run.
+  // (fresh vectors) into this layout at a fixed rate (the same load for both layouts) for as
+  // long as the queries run, and another compacts L0 as the background compactor would.
   std::atomic<bool> stop{false};
   std::atomic<int64_t> written{0};
-  std::thread writer;
+  std::thread writer, compactor;
   const auto w0 = Clock::now();
   if (writing) {
     writer = std::thread([&] {
       bench::Vectors vecs;
       std::mt19937_64 rng(11);
+      const auto every = std::chrono::microseconds(1000000000 / write_rps);  // per 1,000 rows
+      auto next = Clock::now();
       while (!stop.load()) {
         std::vector<int64_t> ids(1000);
         for (auto& id : ids) id = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
         Check(l.table->Insert({bench::Batch(ids, vecs)}).status(), "upsert while reading");
         written.fetch_add(1000);
+        next += every;
+        std::this_thread::sleep_until(next);
+      }
+    });
+    compactor = std::thread([&] {
+      while (!stop.load()) {
+        auto r = l.table->Compact(Clock::now() + std::chrono::minutes(5));
+        if (!r.ok() && r.status().code() != StatusCode::kBackpressure) Check(r.status(), "compact");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
     });
   }
@@ -181,6 +195,7 @@ Figures Measure(Layout& l, const std::vector<std::vector<float>>& queries, int64
   if (writing) {
     stop = true;
     writer.join();
+    compactor.join();
     f.written_rps = static_cast<double>(written.load()) /
                     std::chrono::duration<double>(Clock::now() - w0).count();
   }
@@ -200,6 +215,8 @@ int main() {
   const int64_t nq = Env("STRATA_SRB_QUERIES", 1000);
   const int64_t upsert_pct = Env("STRATA_SRB_UPSERT_PCT", 20);
   const int64_t turns = Env("STRATA_SRB_TURNS", 3);
+  const int64_t write_rps = Env("STRATA_SRB_WRITE_RPS", 5000);
+  const int64_t stages = std::min<int64_t>(3, Env("STRATA_SRB_STAGES", 3));
   std::printf(
       "sharded read bench: %lld rows (128-d clustered, HNSW), unsharded vs %lld buckets, "
       "%lld queries, %lld turns\n",
@@ -222,7 +239,7 @@ int main() {
   std::vector<std::vector<float>> queries;
   for (int64_t i = 0; i < nq; ++i) queries.push_back(qv.Next());
   const char* stage_names[] = {"compacted", "+ upserts in L0", "while upserting"};
-  for (int stage = 0; stage < 3; ++stage) {
+  for (int stage = 0; stage < stages; ++stage) {
     if (stage == 1) {
       const int64_t step = std::max<int64_t>(1, 100 / std::max<int64_t>(1, upsert_pct));
       for (auto& l : layouts) Write(l, 0, rows, step);
@@ -230,7 +247,7 @@ int main() {
     std::vector<double> sq[2], lq[2], uq[2], wq[2], overlap;
     for (int64_t t = 0; t < turns; ++t) {
       Figures f[2];
-      for (int m = 0; m < 2; ++m) f[m] = Measure(layouts[m], queries, rows, stage == 2);
+      for (int m = 0; m < 2; ++m) f[m] = Measure(layouts[m], queries, rows, stage == 2, write_rps);
       int64_t same = 0, total = 0;
       for (size_t q = 0; q < queries.size(); ++q) {
         const std::set<int64_t> a(f[0].top[q].begin(), f[0].top[q].end());
