@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -80,6 +81,22 @@ struct Recorder {
   }
 };
 
+// Starts `n` threads running fn(i), one after another, each given time to queue its write
+// before the next starts (so the queue order is 0, 1, ...).
+std::vector<std::thread> StartInOrder(size_t n, const std::function<void(size_t)>& fn) {
+  std::vector<std::thread> out;
+  std::atomic<size_t> started{0};
+  for (size_t i = 0; i < n; ++i) {
+    out.emplace_back([fn, &started, i] {  // fn by value: the threads outlive the call
+      started++;
+      fn(i);
+    });
+    while (started.load() <= i) std::this_thread::sleep_for(1ms);
+    std::this_thread::sleep_for(20ms);
+  }
+  return out;
+}
+
 TEST(MultiShardWriteGroup, WritesWaitingForATransactionRunAsOneInQueueOrder) {
   MultiShardWriteGroup g;
   Recorder rec;
@@ -89,17 +106,11 @@ TEST(MultiShardWriteGroup, WritesWaitingForATransactionRunAsOneInQueueOrder) {
   while (rec.Calls() == 0) std::this_thread::sleep_for(1ms);
   // Three writes queue while the first runs; they start one after another so the queue order
   // is known.
-  std::vector<std::thread> followers;
   std::vector<int64_t> sizes(3, 0);
-  std::atomic<int> queued{0};
-  for (int i = 0; i < 3; ++i) {
-    followers.emplace_back([&, i] {
-      queued++;
-      EXPECT_TRUE(g.Write(Parts({10 + i}, {20 + i}), rec.Fn(), "w", 60s, &sizes[i]).ok());
-    });
-    while (queued.load() <= i) std::this_thread::sleep_for(1ms);
-    std::this_thread::sleep_for(20ms);  // queued before the next starts
-  }
+  std::vector<std::thread> followers = StartInOrder(3, [&](size_t i) {
+    const int64_t k = static_cast<int64_t>(i);
+    EXPECT_TRUE(g.Write(Parts({10 + k}, {20 + k}), rec.Fn(), "w", 60s, &sizes[i]).ok());
+  });
   rec.Release();
   leader.join();
   for (auto& t : followers) t.join();
@@ -119,18 +130,10 @@ TEST(MultiShardWriteGroup, StorageRowsAfterNewRowsOfTheSameShardWaitForTheNextGr
   // Queue: new rows in shard 0 only; then tombstones (storage rows) in both shards; then new
   // rows in both. The tombstones cannot follow shard 0's new rows in one Apply (they would be
   // written first), so they lead the next group, which the last write joins.
-  std::vector<std::thread> ts;
-  std::atomic<int> queued{0};
   const std::vector<std::vector<ShardWrite>> writes = {
       Parts({5}, {}), Parts({5}, {6}, /*storage=*/true), Parts({7}, {8})};
-  for (size_t i = 0; i < writes.size(); ++i) {
-    ts.emplace_back([&, i] {
-      queued++;
-      EXPECT_TRUE(g.Write(writes[i], rec.Fn(), "w", 60s).ok());
-    });
-    while (queued.load() <= static_cast<int>(i)) std::this_thread::sleep_for(1ms);
-    std::this_thread::sleep_for(20ms);
-  }
+  std::vector<std::thread> ts = StartInOrder(
+      writes.size(), [&](size_t i) { EXPECT_TRUE(g.Write(writes[i], rec.Fn(), "w", 60s).ok()); });
   rec.Release();
   leader.join();
   for (auto& t : ts) t.join();
@@ -183,18 +186,10 @@ TEST(MultiShardWriteGroup, AGroupsErrorIsEveryMembersAndTheRowCapSplitsGroups) {
   std::vector<int64_t> big(static_cast<size_t>(half));
   for (int64_t i = 0; i < half; ++i) big[static_cast<size_t>(i)] = 100 + i;
   std::vector<Status> got(4);
-  std::vector<std::thread> ts;
-  std::atomic<int> queued{0};
   const std::vector<std::vector<ShardWrite>> writes = {Parts(big, {1}), Parts(big, {2}),
                                                        Parts(big, {3}), Parts({4}, {4})};
-  for (size_t i = 0; i < writes.size(); ++i) {
-    ts.emplace_back([&, i] {
-      queued++;
-      got[i] = g.Write(writes[i], rec.Fn(), "w", 60s);
-    });
-    while (queued.load() <= static_cast<int>(i)) std::this_thread::sleep_for(1ms);
-    std::this_thread::sleep_for(20ms);
-  }
+  std::vector<std::thread> ts = StartInOrder(
+      writes.size(), [&](size_t i) { got[i] = g.Write(writes[i], rec.Fn(), "w", 60s); });
   rec.Release();
   leader.join();
   for (auto& t : ts) t.join();
