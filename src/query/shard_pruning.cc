@@ -198,22 +198,9 @@ table::TableSnapshot PruneShards(const table::TableSnapshot& snapshot,
     out.shard = (*views)[static_cast<size_t>(sel.buckets[0])];
   } else {
     const std::set<int64_t> keep(sel.buckets.begin(), sel.buckets.end());
-    const shard::ShardSnapshot& whole = *snapshot.shard;
-    auto narrowed = std::make_shared<shard::ShardSnapshot>();
-    narrowed->schema = whole.schema;
-    narrowed->storage_schema = whole.storage_schema;
-    narrowed->rowid_column = whole.rowid_column;
-    narrowed->last_wal_position = whole.last_wal_position;
-    narrowed->compacted_generation = whole.compacted_generation;
-    narrowed->base_epoch = whole.base_epoch;
-    narrowed->visibility = whole.visibility;
-    narrowed->index_specs = whole.index_specs;
-    for (const auto& src : whole.sources) {
-      if (src.shard >= 0 && keep.count(src.shard) == 0) continue;
-      narrowed->num_rows += src.live_rows;
-      narrowed->sources.push_back(src);
-    }
-    out.shard = std::move(narrowed);
+    out.shard = shard::NarrowedView(*snapshot.shard, [&](const shard::SourceView& src) {
+      return src.shard < 0 || keep.count(src.shard) > 0;  // the shared base always
+    });
   }
   out.num_rows = out.shard->num_rows;
   // A narrowed snapshot is pruned for good: pruning it again must not bring a shard back.

@@ -31,6 +31,25 @@ Result<std::vector<arrow::RecordBatchPtr>> LiveBatches(const ShardSnapshot& snap
   return out;
 }
 
+std::shared_ptr<ShardSnapshot> NarrowedView(const ShardSnapshot& whole,
+                                            const std::function<bool(const SourceView&)>& keep) {
+  auto out = std::make_shared<ShardSnapshot>();
+  out->schema = whole.schema;
+  out->storage_schema = whole.storage_schema;
+  out->rowid_column = whole.rowid_column;
+  out->last_wal_position = whole.last_wal_position;
+  out->compacted_generation = whole.compacted_generation;
+  out->base_epoch = whole.base_epoch;
+  out->visibility = whole.visibility;
+  out->index_specs = whole.index_specs;
+  for (const auto& src : whole.sources) {
+    if (!keep(src)) continue;
+    out->num_rows += src.live_rows;
+    out->sources.push_back(src);
+  }
+  return out;
+}
+
 std::shared_ptr<const ShardSnapshot> ViewOfBatches(arrow::SchemaPtr schema,
                                                    std::vector<arrow::RecordBatchPtr> batches) {
   auto shard = std::make_shared<ShardSnapshot>();

@@ -292,6 +292,12 @@ struct ShardSnapshot {
 Result<std::vector<arrow::RecordBatchPtr>> LiveBatches(const ShardSnapshot& snapshot,
                                                        bool storage = false);
 
+/// `whole` with only the sources `keep` accepts (every other field the same; num_rows the kept
+/// sources' live rows): a table's view narrowed to some of its shards (SourceView::shard).
+/// O(sources), no row copy.
+std::shared_ptr<ShardSnapshot> NarrowedView(const ShardSnapshot& whole,
+                                            const std::function<bool(const SourceView&)>& keep);
+
 /// A view of one source "batches" (generation 0) holding `batches` of `schema` (user columns
 /// only, no hidden ones), every row live: for benchmarks and tests that query plain batches.
 std::shared_ptr<const ShardSnapshot> ViewOfBatches(arrow::SchemaPtr schema,
@@ -443,7 +449,9 @@ class ShardWriter {
   /// The read view across tiers (see ShardSnapshot): O(sources + MemTable batches), no row
   /// copy. Cached until the next visible change. Errors: none today (Result for the future).
   Result<std::shared_ptr<const ShardSnapshot>> Snapshot() const;
-  /// Newest WAL position whose rows are visible (0 = none).
+  /// Newest WAL position of the rows this writer holds (0 = none): durable, but it may count a
+  /// prepared multi-shard part not yet published (Snapshot()'s last_wal_position counts only
+  /// visible rows).
   uint64_t last_wal_position() const;
   /// When a put, delete or apply with rows last reached this writer (accepted or not), or
   /// when it opened. Idle compaction (base::BaseTable::IdleCompactionDue) reads it.

@@ -241,9 +241,6 @@ TableSnapshot LocalTable::Snapshot() const {
     // Answer with no rows rather than wrong ones, and say so in the log.
     spdlog::error("table '{}': snapshot failed: {}", name_, snap.status().ToString());
     out.version = VersionLocked();
-    out.shard_views = nullptr;
-    out.sharding = nullptr;
-    out.num_shards = 1;
     return out;
   }
   const shard::ShardSnapshot& s = **snap;

@@ -284,46 +284,27 @@ Result<std::shared_ptr<const LocalTable::ShardedView>> LocalTable::ShardedViewLo
     const int k = first.storage_schema->GetFieldIndex(name);
     if (k >= 0) keys.push_back(k);
   }
-  std::optional<shard::SourceView> base_view = base.View(out.base, vis, first.index_specs, keys);
-  // Per shard: the base and that shard's sources (TableSnapshot::shard_views).
-  auto by_shard = std::make_shared<std::vector<std::shared_ptr<const shard::ShardSnapshot>>>();
-  std::vector<std::shared_ptr<shard::ShardSnapshot>> singles;
-  for (size_t i = 0; i < out.parts.size(); ++i) {
-    auto one = std::make_shared<shard::ShardSnapshot>();
-    one->schema = merged->schema;
-    one->storage_schema = merged->storage_schema;
-    one->rowid_column = merged->rowid_column;
-    one->index_specs = merged->index_specs;
-    one->visibility = vis;
-    one->base_epoch = merged->base_epoch;
-    if (base_view) {
-      one->num_rows = base_view->live_rows;
-      one->sources.push_back(*base_view);
-    }
-    singles.push_back(std::move(one));
-  }
-  if (base_view) {
-    merged->num_rows += base_view->live_rows;
-    merged->sources.push_back(std::move(*base_view));
+  if (auto v = base.View(out.base, vis, first.index_specs, keys)) {
+    merged->num_rows += v->live_rows;
+    merged->sources.push_back(std::move(*v));
   }
   for (size_t i = 0; i < out.parts.size(); ++i) {
     const shard::ShardSnapshot& s = *out.parts[i];
     merged->num_rows += s.num_rows;  // its own sources only (base_in_view = false)
     merged->last_wal_position += s.last_wal_position;
     merged->compacted_generation += s.compacted_generation;
-    singles[i]->num_rows += s.num_rows;
     for (const auto& src : s.sources) {
       merged->sources.push_back(src);
       merged->sources.back().shard = static_cast<int>(i);
       merged->sources.back().name = "shard " + std::to_string(i) + " " + src.name;
-      singles[i]->sources.push_back(merged->sources.back());
     }
   }
-  for (auto& one : singles) {
-    // Views order by these (shard_writer.h): the same as the whole view's.
-    one->last_wal_position = merged->last_wal_position;
-    one->compacted_generation = merged->compacted_generation;
-    by_shard->push_back(std::move(one));
+  // Per shard: the base and that shard's sources (TableSnapshot::shard_views).
+  auto by_shard = std::make_shared<std::vector<std::shared_ptr<const shard::ShardSnapshot>>>();
+  for (size_t i = 0; i < out.parts.size(); ++i) {
+    by_shard->push_back(shard::NarrowedView(*merged, [i](const shard::SourceView& src) {
+      return src.shard < 0 || src.shard == static_cast<int>(i);
+    }));
   }
   out.merged = std::move(merged);
   out.by_shard = std::move(by_shard);
