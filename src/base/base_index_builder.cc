@@ -45,7 +45,7 @@ bool BaseTable::AbandonBuild(const index::IndexSpec& spec) const {
 
 std::vector<arrow::RecordBatchPtr> BaseTable::L0Batches() const {
   std::vector<arrow::RecordBatchPtr> out;
-  for (shard::ShardWriter* shard : shards_) {
+  for (shard::ShardWriter* shard : ShardsNow()) {
     auto snap = shard->Snapshot();
     if (!snap.ok()) continue;
     for (const auto& src : (*snap)->sources) {
@@ -114,9 +114,10 @@ void BaseTable::BuildIndexes() {
     if (rows == 0) {
       // A first training on L0 rows (file comment of base_table.h), when compaction waits.
       bool first = false;
-      if (!shards_.empty()) {
+      {
         std::lock_guard<std::mutex> lock(mu_);
-        first = first_training_wanted_ && AwaitsFirstTrainingLocked(spec, installed != nullptr);
+        first = !shards_.empty() && first_training_wanted_ &&
+                AwaitsFirstTrainingLocked(spec, installed != nullptr);
       }
       if (first) BuildIndex(spec, /*retrain=*/false);
       continue;
@@ -347,7 +348,7 @@ void BaseTable::BuildIndex(const index::IndexSpec& spec, bool retrain) {
     cv_.notify_all();
   }
   // Views are cached until a visible change: make the ready index one.
-  for (shard::ShardWriter* shard : shards_) shard->InvalidateViews();
+  for (shard::ShardWriter* shard : ShardsNow()) shard->InvalidateViews();
   spdlog::info("base index '{}': {} over {} rows installed after {:.1f} s", spec.name,
                retrain ? "retrained" : "built", rows,
                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

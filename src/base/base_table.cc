@@ -121,6 +121,18 @@ void BaseTable::StartMaintenance(ShardList shards, CommitFn commit, GcFn gc) {
   });
 }
 
+void BaseTable::SetShards(ShardList shards) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shards_ = std::move(shards);
+  wake_ = true;
+  cv_.notify_all();
+}
+
+ShardList BaseTable::ShardsNow() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return shards_;
+}
+
 void BaseTable::Stop() {
   // Callers may race (Drop on two threads, Drop and Overwrite): one joins, the others wait for
   // it here, so every caller returns only once the thread has ended.
@@ -356,7 +368,8 @@ void BaseTable::MaintenanceLoop() {
   // A base rewrite when dead rows reach the trigger (base_rewrite.cc).
   auto rewrite_retry = shard::Clock::time_point{};
   auto maybe_rewrite = [&] {
-    if (!options_.background || shards_.empty() || shard::Clock::now() < rewrite_retry ||
+    const ShardList shards = ShardsNow();
+    if (!options_.background || shards.empty() || shard::Clock::now() < rewrite_retry ||
         !RewriteDue()) {
       return;
     }
@@ -369,7 +382,7 @@ void BaseTable::MaintenanceLoop() {
     // No practical deadline (Stop cancels it between batches): a rewrite that timed out would
     // have done its O(base) work for nothing, and the next attempt would again.
     const auto t0 = shard::Clock::now();
-    auto r = Rewrite(shards_, commit_, t0 + std::chrono::hours(24 * 365));
+    auto r = Rewrite(shards, commit_, t0 + std::chrono::hours(24 * 365));
     if (!r.ok()) {
       // Not again before gc_interval, nor before 4x the failed attempt's duration.
       const auto took = shard::Clock::now() - t0;
@@ -385,29 +398,30 @@ void BaseTable::MaintenanceLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     const bool background = options_.background;
+    const ShardList shards = shards_;  // SetShards may add lanes between turns
     lock.unlock();
     // The idle rule (CompactionOptions::idle) only when no trigger fires: it takes what remains.
     bool idle = false;
     bool due = false;
-    if (background && !shards_.empty()) {
+    if (background && !shards.empty()) {
       bool backlog = false, healthy = true;
-      for (const shard::ShardWriter* s : shards_) {
+      for (const shard::ShardWriter* s : shards) {
         backlog = backlog || s->backlog().sstables > 0;
         healthy = healthy && s->health().ok();
       }
-      if (CompactionDue(shards_)) {
+      if (CompactionDue(shards)) {
         due = true;
         draining = options_.drain_after_trigger;
       } else if (draining && backlog && healthy) {
         due = true;  // CompactionOptions::drain_after_trigger
       } else {
         draining = false;
-        due = idle = IdleCompactionDue(shards_, shard::Clock::now());
+        due = idle = IdleCompactionDue(shards, shard::Clock::now());
       }
     }
     // A due compaction waits for a first IVF training on L0 rows (file comment); writes are
     // not throttled meanwhile (no compaction could drain the backlog).
-    const bool defer = due && DeferForFirstTraining(shards_);
+    const bool defer = due && DeferForFirstTraining(shards);
     if (defer != deferred) {
       throttle_->SetCompactionBlocked(defer);
       deferred = defer;
@@ -419,7 +433,7 @@ void BaseTable::MaintenanceLoop() {
       // While writes run, a unit small enough to commit before they reach the stop
       // (WriteThrottle::CompactionUnit); the idle rule takes everything.
       const int64_t unit = idle || !options_.adaptive_unit ? 0 : throttle_->CompactionUnit();
-      auto r = CompactHoldingWorkLock(shards_, commit_, shard::Clock::now() + std::chrono::hours(1),
+      auto r = CompactHoldingWorkLock(shards, commit_, shard::Clock::now() + std::chrono::hours(1),
                                       unit);
       work.unlock();
       if (r.ok() && r->compacted_generations.empty()) draining = false;  // nothing to take

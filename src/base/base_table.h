@@ -268,6 +268,15 @@ class BaseTable {
   /// and indexes what they miss, builds new definitions and retrains IVF indexes (see the file
   /// comment). `commit` as Compact's. Call once, after the shard writer is open.
   void StartMaintenance(ShardList shards, CommitFn commit, GcFn gc = nullptr);
+  /// Replaces the maintenance threads' shard list (an identity-sharded table adds a shard as
+  /// a new value arrives: `shards` is the old list plus the new lanes, lane order). The
+  /// writers must outlive the base's threads, as StartMaintenance's. Takes mu_.
+  void SetShards(ShardList shards);
+  /// Marks the base shared even while one shard writes to it (an identity-sharded table:
+  /// its writers are opened with base_in_view = false, since shards are added later), so a
+  /// compaction appends the fragment once and installs each shard's part by position. Call
+  /// before StartMaintenance and any compaction.
+  void MarkShared() { shared_.store(true, std::memory_order_release); }
   /// Runs `gc` now under the work lock (no compaction runs meanwhile) and counts it in stats.
   /// Errors: AlreadyExists when a compaction runs; gc's.
   Result<GcStats> RunGc(const GcFn& gc);
@@ -423,8 +432,12 @@ class BaseTable {
   // checkpoint_loads_.size(), stored under mu_ by LoadsChangedLocked (AwaitCheckpointLoads'
   // lock-free fast path)
   std::atomic<size_t> checkpoint_loads_pending_{0};
-  // Set by StartMaintenance under mu_ before the threads start, then read-only.
+  // Guarded by mu_: set by StartMaintenance and SetShards; the threads take a copy (ShardsNow).
   ShardList shards_;
+  /// shards_ now (under mu_).
+  ShardList ShardsNow() const;
+  // MarkShared: the base is shared however many shards write to it.
+  std::atomic<bool> shared_{false};
   CommitFn commit_;
   GcFn gc_;
   std::thread thread_;   // guarded by mu_ (joined by Stop under stop_mu_): maintenance

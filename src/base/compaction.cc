@@ -121,7 +121,7 @@ Result<CompactionResult> BaseTable::CompactLocked(const ShardList& shards, const
                                                   shard::Deadline deadline, int64_t max_sstables) {
   CompactionResult result;
   if (shards.empty()) return Status::Invalid("compaction: the base serves no shard");
-  const bool shared = shards.size() > 1;
+  const bool shared = shards.size() > 1 || shared_.load(std::memory_order_acquire);
   // 1. The oldest published SSTables of each shard, ascending generation. `max_sstables` and
   // max_rows_per_compaction bound the whole compaction; each shard with a published SSTable
   // gives at least one.

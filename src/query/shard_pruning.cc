@@ -156,7 +156,8 @@ Result<ShardSelection> SelectShards(const table::LsmWriteSpec& spec, const arrow
   } else {
     out.identity_keys.assign(keys->begin(), keys->end());
     if (!describe) return out;
-    out.how += " -> " + std::to_string(out.identity_keys.size()) + " of the identity shards";
+    const size_t n = out.identity_keys.size();
+    out.how += " -> " + std::to_string(n) + (n == 1 ? " value" : " values");
   }
   return out;
 }
@@ -186,9 +187,21 @@ table::TableSnapshot PruneShards(const table::TableSnapshot& snapshot,
     if (!selected.ok()) return snapshot;
     sel = std::move(*selected);
   }
-  if (sel.all || spec.mode != table::ShardingMode::kBucket) {
+  const bool identity = spec.mode == table::ShardingMode::kIdentity;
+  if (sel.all || (spec.mode != table::ShardingMode::kBucket && !identity) ||
+      (identity && snapshot.shard_values == nullptr)) {
     if (plan != nullptr) *plan = all() + " (no equality or IN on " + spec.column + ")";
     return snapshot;
+  }
+  if (identity) {
+    // The shards holding the values (a value no shard holds has no row outside the base).
+    sel.buckets.clear();
+    const auto& values = *snapshot.shard_values;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (std::binary_search(sel.identity_keys.begin(), sel.identity_keys.end(), values[i])) {
+        sel.buckets.push_back(static_cast<int64_t>(i));
+      }
+    }
   }
   table::TableSnapshot out = snapshot;
   const auto* views = snapshot.shard_views.get();

@@ -9,6 +9,7 @@
 #include "io/mapped_file_cache.h"
 #include "server/http_errors.h"
 #include "server/routes.h"
+#include "table/shard_router.h"
 
 namespace strata::server {
 
@@ -102,6 +103,14 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
   nlohmann::json spec_json = nullptr;
   if (spec) spec_json = nlohmann::json::parse(table::LsmWriteSpecToJson(*spec));
   int64_t bucket = 0;  // shards are listed in bucket order (docs/SHARDING.md)
+  // Identity sharding: each shard's value (null for the spare shard of a table without rows).
+  const std::vector<std::string> values = (*t)->IdentityValues();
+  arrow::DataTypePtr value_type;
+  if (spec && spec->mode == table::ShardingMode::kIdentity) {
+    const auto schema = (*t)->schema();
+    if (const int i = schema->GetFieldIndex(spec->column); i >= 0)
+      value_type = schema->field(i)->type;
+  }
   for (const auto& d : (*t)->DescribeShards()) {
     nlohmann::json shard_spec = nullptr;
     if (spec) {
@@ -112,6 +121,16 @@ void HandleMemWalDescribe(ServerContext& ctx, const TableRequest& req, httplib::
         shard_spec["column"] = spec->column;
         shard_spec["num_buckets"] = spec->num_buckets;
         shard_spec["bucket"] = bucket;
+      } else if (spec->mode == table::ShardingMode::kIdentity) {
+        shard_spec["column"] = spec->column;
+        shard_spec["value"] = nullptr;
+        shard_spec["spare"] = true;
+        const size_t i = static_cast<size_t>(bucket);
+        if (i < values.size() && !values[i].empty() && value_type != nullptr) {
+          auto v = table::IdentityValueJson(*value_type, values[i]);
+          shard_spec["value"] = v.ok() ? nlohmann::json::parse(*v) : nlohmann::json(nullptr);
+          shard_spec["spare"] = false;
+        }
       }
     }
     ++bucket;

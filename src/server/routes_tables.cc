@@ -166,7 +166,6 @@ void HandleCreate(ServerContext& ctx, const TableRequest& req, httplib::Response
       // A new table has no index definitions: maintained_indexes must be empty.
       fits = table::ValidateLsmWriteSpec(*parsed, {upload->schema.get(), *key, {}});
     }
-    if (fits.ok()) fits = table::CheckBuildable(*parsed);
     if (!fits.ok()) return SendLsmSpecError(res, fits.WithContext("create: lsm_write_spec"));
     lsm_spec = std::move(*parsed);
   }

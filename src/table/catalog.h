@@ -61,7 +61,7 @@ class Catalog {
   /// kCreate on an existing table: AlreadyExists ("table 'x' already exists").
   /// kExistOk on an existing table: returns the existing table unchanged.
   /// kOverwrite: replaces schema and rows.
-  /// `lsm_spec` (checked by the caller: ValidateLsmWriteSpec, CheckBuildable): a new table
+  /// `lsm_spec` (checked by the caller: ValidateLsmWriteSpec): a new table
   /// is created with it in its first manifest (one commit: a table never exists without the
   /// spec it was created with); kOverwrite sets it after the overwrite (SetLsmWriteSpec, a
   /// second commit); kExistOk leaves an existing table's spec unchanged.

@@ -81,6 +81,7 @@ Result<std::shared_ptr<LocalTable>> LocalTable::Create(
   m.set_version(1);
   m.set_arrow_schema(std::move(schema_bytes));
   for (const auto& w : fresh.shards) m.add_shard_ids(w->shard_id());
+  for (const auto& v : fresh.values) m.add_shard_values(v);
   m.set_created_at_micros(WallClockMicros());
   m.set_base_version(1);  // a new table reports version 1 (as Lance tables do)
   m.set_table_name(t->name_);
@@ -163,9 +164,7 @@ int64_t RowsOf(const std::vector<arrow::RecordBatchPtr>& batches) {
 Result<uint64_t> LocalTable::Insert(const std::vector<arrow::RecordBatchPtr>& batches) {
   STRATA_RETURN_IF_ERROR(Throttle(RowsOf(batches)));
   std::shared_lock<std::shared_mutex> write_lock(write_mu_);
-  std::shared_lock<std::shared_mutex> lock(mu_);
-  STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  return WriteLocked(WriteKind::kPut, {}, batches);
+  return WriteAddingShards(WriteKind::kPut, {}, batches);
 }
 
 Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
@@ -186,7 +185,8 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   for (const auto& k : key) m.add_primary_key(k);
   m.clear_index_specs_json();
   m.clear_lsm_write_spec();  // like the index definitions: the schema and key may change
-  m.clear_base();            // the fresh shard holds every row
+  m.clear_shard_values();
+  m.clear_base();  // the fresh shard holds every row
   STRATA_ASSIGN_OR_RETURN(Tier fresh, WriteFreshTier(m, schema, 1, batches));
   m.clear_shard_ids();
   m.add_shard_ids(fresh.shards[0]->shard_id());
@@ -200,7 +200,7 @@ Result<uint64_t> LocalTable::Overwrite(arrow::SchemaPtr schema,
   for (auto& w : shards_) w->close();
   // The old base's thread may be waiting for mu_ (CommitBase): stop it once mu_ is released,
   // and keep the old shard writers alive until then.
-  Tier old{std::move(base_), std::move(shards_)};
+  Tier old{std::move(base_), std::move(shards_), {}};
   manifest_ = std::move(m);
   schema_ = std::move(schema);
   shards_ = std::move(fresh.shards);
@@ -221,7 +221,7 @@ TableSnapshot LocalTable::Snapshot() const {
   out.key_columns = shards_[0]->key_columns();
   Result<std::shared_ptr<const shard::ShardSnapshot>> snap =
       std::shared_ptr<const shard::ShardSnapshot>();
-  if (shards_.size() == 1) {
+  if (!SharedBaseLocked()) {
     snap = shards_[0]->Snapshot();
   } else if (auto v = ShardedViewLocked(); v.ok()) {
     snap = (*v)->merged;
@@ -231,9 +231,15 @@ TableSnapshot LocalTable::Snapshot() const {
     if (sharding_version_ != manifest_.version() || sharding_ == nullptr) {
       auto spec = LsmWriteSpecFromProto(manifest_.lsm_write_spec());
       sharding_ = spec.ok() ? std::make_shared<const LsmWriteSpec>(std::move(*spec)) : nullptr;
+      shard_values_ = nullptr;
+      if (manifest_.shard_values_size() > 0) {
+        shard_values_ = std::make_shared<const std::vector<std::string>>(
+            manifest_.shard_values().begin(), manifest_.shard_values().end());
+      }
       sharding_version_ = manifest_.version();
     }
     out.sharding = sharding_;
+    out.shard_values = shard_values_;
   } else {
     snap = v.status();
   }
@@ -253,9 +259,7 @@ TableSnapshot LocalTable::Snapshot() const {
 Result<uint64_t> LocalTable::Delete(const std::vector<arrow::RecordBatchPtr>& keys) {
   STRATA_RETURN_IF_ERROR(Throttle(RowsOf(keys)));
   std::shared_lock<std::shared_mutex> write_lock(write_mu_);
-  std::shared_lock<std::shared_mutex> lock(mu_);
-  STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  return WriteLocked(WriteKind::kDelete, {}, keys);
+  return WriteAddingShards(WriteKind::kDelete, {}, keys);
 }
 
 Result<uint64_t> LocalTable::ReadModifyWrite(
@@ -277,10 +281,12 @@ Result<uint64_t> LocalTable::ReadModifyWrite(
   if (!mutation.empty()) {
     STRATA_RETURN_IF_ERROR(Throttle(RowsOf(mutation.storage_rows) + RowsOf(mutation.inserts)));
   }
-  std::shared_lock<std::shared_mutex> lock(mu_);
-  STRATA_RETURN_IF_ERROR(CheckNotDropped());
-  if (mutation.empty()) return VersionLocked();
-  return WriteLocked(WriteKind::kApply, mutation.storage_rows, mutation.inserts);
+  if (mutation.empty()) {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    return VersionLocked();
+  }
+  return WriteAddingShards(WriteKind::kApply, mutation.storage_rows, mutation.inserts);
 }
 
 Result<std::vector<ShardFlushResult>> LocalTable::Flush(shard::Deadline deadline) {
@@ -367,10 +373,7 @@ Result<std::shared_ptr<base::BaseTable>> LocalTable::OpenBase(
   STRATA_ASSIGN_OR_RETURN(auto base,
                           base::BaseTable::Open(store_, prefix_, stored, layout.storage_schema,
                                                 layout.key_columns, options->indexes, compaction_));
-  options->base = base->source();
-  options->on_publish = [weak = std::weak_ptr<base::BaseTable>(base)] {
-    if (auto b = weak.lock()) b->Notify();
-  };
+  AttachBase(base, options);
   auto it = stored.compacted_generation().find(shard_id);
   options->compacted_generation = it == stored.compacted_generation().end() ? 0 : it->second;
   return base;

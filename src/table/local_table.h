@@ -1,8 +1,9 @@
 // A table stored through an ObjectStore (DESIGN.md §3): versioned base manifests under
 // {table}/_versions/ and its shards under {table}/_mem_wal/{shard_id}/: one (unsharded, or a
-// bucket spec of 1 bucket), or one per bucket of its LSM write spec (docs/SHARDING.md):
-// manifest.shard_ids[i] is bucket i and the shard's lane in the one base all shards share
-// (local_table_shards.cc routes writes and builds the table's view over them).
+// bucket spec of 1 bucket), one per bucket of its LSM write spec (docs/SHARDING.md):
+// manifest.shard_ids[i] is bucket i and the shard's lane in the one base all shards share,
+// or, identity sharding, one per value of the shard column (manifest.shard_values[i]), added
+// as values arrive (local_table_shards.cc routes writes and builds the table's view over them).
 // Versions: version = manifest.base_version + the sum of the shards' last WAL positions, so
 // every insert (at least one WAL entry) makes a higher version and versions survive restarts.
 // Overwrite writes the new rows into a fresh shard, then commits a manifest pointing at it
@@ -140,6 +141,8 @@ class LocalTable : public Table {
   std::string shard_id() const;
   /// Ids of every shard, bucket order.
   std::vector<std::string> shard_ids() const;
+  /// Identity sharding: each shard's value (manifest shard_values); else empty.
+  std::vector<std::string> IdentityValues() const override;
 
  private:
   LocalTable(std::shared_ptr<io::ObjectStore> store, std::string prefix, std::string name,
@@ -167,11 +170,14 @@ class LocalTable : public Table {
   struct Tier {
     std::shared_ptr<base::BaseTable> base;
     std::vector<std::unique_ptr<shard::ShardWriter>> shards;
+    std::vector<std::string> values;  // identity sharding: each shard's value (WriteFreshTier)
   };
   Result<Tier> OpenTier(const format::TableManifest& m, const arrow::SchemaPtr& schema,
                         const std::vector<std::string>& shard_ids) const;
   /// A new tier of `count` fresh shards (fresh ids, an empty base) for manifest `m` holding
-  /// `batches`, routed by m's LSM write spec. On failure removes what it wrote.
+  /// `batches`, routed by m's LSM write spec; identity sharding ignores `count`: one shard
+  /// per value of `batches` (Tier::values, ascending), or one spare shard (value "") when
+  /// there is no row. On failure removes what it wrote.
   Result<Tier> WriteFreshTier(const format::TableManifest& m, const arrow::SchemaPtr& schema,
                               int count, const std::vector<arrow::RecordBatchPtr>& batches) const;
   /// Ends `tier` (a fresh one whose commit failed, or the one a commit replaced): stops its
@@ -182,10 +188,41 @@ class LocalTable : public Table {
   /// their keys route to: one shard -> its Apply (or Put / Delete as `kind` says); several ->
   /// all or nothing (multi_shard_write.h). Holds write_mu_ (any mode) and mu_ shared. Returns
   /// the table version after it.
+  /// Identity sharding: rows of a value no shard holds write nothing; their values are put in
+  /// `*missing` (ascending) and the caller adds the shards (WriteAddingShards). A delete's
+  /// key of such a value is skipped (no shard, no row).
   enum class WriteKind { kPut, kDelete, kApply };
   Result<uint64_t> WriteLocked(WriteKind kind,
                                const std::vector<arrow::RecordBatchPtr>& storage_rows,
-                               const std::vector<arrow::RecordBatchPtr>& user_rows);
+                               const std::vector<arrow::RecordBatchPtr>& user_rows,
+                               std::vector<std::string>* missing);
+  /// WriteLocked with mu_ taken here (the caller holds write_mu_): shared for the write; when
+  /// it names values no shard holds, exclusively to add them (AddIdentityShardsLocked), then
+  /// the write again. Errors: WriteLocked's, AddIdentityShardsLocked's, NotFound (dropped).
+  Result<uint64_t> WriteAddingShards(WriteKind kind,
+                                     const std::vector<arrow::RecordBatchPtr>& storage_rows,
+                                     const std::vector<arrow::RecordBatchPtr>& user_rows);
+  /// Identity sharding: gives each of `values` (key components) a shard: the spare shard
+  /// first, then fresh shards (new lanes of the base), committed in one manifest (shard_ids,
+  /// shard_values; base_version unchanged: no row moved), then handed to the base's threads.
+  /// Values that have a shard by now are skipped; nothing to do unless the spec is identity.
+  /// Errors (nothing committed, new shard files removed): Invalid past
+  /// Liveness::kMaxLanes shards; the commit's (Fenced...). Holds write_mu_ (any mode) and
+  /// mu_ exclusively.
+  Status AddIdentityShardsLocked(const std::vector<std::string>& values);
+  /// Whether the base is shared by lanes (several shards, or identity sharding, whose shards
+  /// are added later): writers have base_in_view = false and reads merge the shards'
+  /// views (ShardedViewLocked). Holds mu_.
+  bool SharedBaseLocked() const;
+  /// The options of lane `lane` (shard `id`) of manifest `m`: `opts` (ShardOptionsFor, with
+  /// its base attached) with the lane, the shard's compacted generation, whether the base is
+  /// shared and the transaction-log check of multi-shard writes.
+  shard::ShardWriterOptions LaneOptions(shard::ShardWriterOptions opts,
+                                        const format::TableManifest& m, const std::string& id,
+                                        size_t lane, bool shared) const;
+  /// Points `options` at `base` (options->base, on_publish).
+  static void AttachBase(const std::shared_ptr<base::BaseTable>& base,
+                         shard::ShardWriterOptions* options);
   /// base_version + the sum of the shards' last WAL positions. Holds mu_.
   uint64_t VersionLocked() const;
   /// base_version + the sum of the shards' VISIBLE WAL positions (their snapshots'): what a
@@ -287,9 +324,11 @@ class LocalTable : public Table {
   /// Guards view_, sharding_ and sharding_version_ (a leaf: nothing is taken under it).
   mutable std::mutex view_mu_;
   mutable std::shared_ptr<const ShardedView> view_;  // the last ShardedViewLocked built
-  /// The manifest's LSM write spec as TableSnapshot::sharding, parsed at manifest version
-  /// sharding_version_ (0: not yet).
+  /// The manifest's LSM write spec as TableSnapshot::sharding, and its shard_values as
+  /// TableSnapshot::shard_values (identity), taken at manifest version sharding_version_
+  /// (0: not yet).
   mutable std::shared_ptr<const LsmWriteSpec> sharding_;
+  mutable std::shared_ptr<const std::vector<std::string>> shard_values_;
   mutable uint64_t sharding_version_ = 0;
   /// The base of shards_' rows (replaced with shards_); its maintenance thread calls CommitBase,
   /// which takes mu_, so it is stopped only with mu_ released.

@@ -75,7 +75,7 @@ Status LocalTable::DropIndex(const std::string& name) {
 }
 
 std::vector<shard::IndexProgress> LocalTable::IndexProgressLocked() const {
-  if (shards_.size() == 1) return shards_[0]->IndexProgressAll();
+  if (!SharedBaseLocked()) return shards_[0]->IndexProgressAll();
   // Several shards leave the shared base out of their own progress: sum theirs, then count
   // the base's live rows as indexed when its index of the definition covers every base row.
   std::vector<shard::IndexProgress> out;

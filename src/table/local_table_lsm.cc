@@ -64,7 +64,6 @@ Status LocalTable::SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
       target.indexes.push_back(std::move(s));
     }
     STRATA_RETURN_IF_ERROR(ValidateLsmWriteSpec(*spec, target));
-    STRATA_RETURN_IF_ERROR(CheckBuildable(*spec));
   }
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
@@ -75,7 +74,16 @@ Status LocalTable::SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
     m.clear_lsm_write_spec();
   }
   const size_t count = spec ? static_cast<size_t>(std::max<int64_t>(1, spec->NumShards())) : 1;
-  if (count != shards_.size()) {
+  // Identity keeps its shards only for the same column; any other change of mode, column or
+  // bucket count moves rows between shards.
+  const bool was_identity =
+      manifest_.has_lsm_write_spec() && manifest_.lsm_write_spec().mode() == "identity";
+  const bool identity = spec && spec->mode == ShardingMode::kIdentity;
+  const bool reshard =
+      identity || was_identity
+          ? !(identity && was_identity && spec->column == manifest_.lsm_write_spec().column())
+          : count != shards_.size();
+  if (reshard) {
     Tier old;
     STRATA_RETURN_IF_ERROR(ReshardEmptyLocked(std::move(m), count, &old));
     // As Overwrite: the old base stops with mu_ released (its thread may wait for mu_ in
@@ -109,9 +117,17 @@ Status LocalTable::ReshardEmptyLocked(format::TableManifest m, size_t count, Tie
   // without live rows changes its shard count, so nothing can be lost or duplicated.
   STRATA_ASSIGN_OR_RETURN(auto view, SnapshotLocked());
   if (view->num_rows > 0) {
+    const bool identity = m.has_lsm_write_spec() && m.lsm_write_spec().mode() == "identity";
+    const bool was_identity =
+        manifest_.has_lsm_write_spec() && manifest_.lsm_write_spec().mode() == "identity";
+    const std::string change =
+        identity || was_identity
+            ? "changing how rows map to shards (identity sharding by a column is kept only "
+              "for that same column)"
+            : "changing its shard count from " + std::to_string(shards_.size()) + " to " +
+                  std::to_string(count);
     return Status::Invalid("table '" + name_ + "' has " + std::to_string(view->num_rows) +
-                           " rows: changing its shard count from " +
-                           std::to_string(shards_.size()) + " to " + std::to_string(count) +
+                           " rows: " + change +
                            " would move rows between shards (resharding), which is not "
                            "supported yet (issue 16); set the spec on an empty table or at "
                            "create time (create/?lsm_write_spec=), then insert the rows");
@@ -120,7 +136,9 @@ Status LocalTable::ReshardEmptyLocked(format::TableManifest m, size_t count, Tie
   STRATA_ASSIGN_OR_RETURN(Tier fresh, WriteFreshTier(m, schema_, static_cast<int>(count), {}));
   m.clear_shard_ids();
   for (const auto& w : fresh.shards) m.add_shard_ids(w->shard_id());
-  m.clear_base();  // no row anywhere
+  m.clear_shard_values();
+  for (const auto& v : fresh.values) m.add_shard_values(v);  // identity: the spare shard
+  m.clear_base();                                            // no row anywhere
   m.set_base_version(old_version + 1);
   Status committed = CommitNextManifest(m, "LSM write spec of table '" + name_ + "'");
   if (!committed.ok()) {

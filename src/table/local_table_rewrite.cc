@@ -78,12 +78,12 @@ Result<uint64_t> LocalTable::RewriteColumns(
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
-    if (shards_.size() > 1) {
+    if (SharedBaseLocked()) {
       return Status::NotSupported(
           "table '" + name_ + "' has " + std::to_string(shards_.size()) +
-          " shards: column changes (add, alter, drop) of a multi-shard table are not built yet "
-          "(issue 16); unset its LSM write spec on an empty table, or copy the rows into a new "
-          "table");
+          " shard(s) sharing one base (bucket or identity sharding): column changes (add, "
+          "alter, drop) of a sharded table are not built yet (issue 16); unset its LSM write "
+          "spec on an empty table, or copy the rows into a new table");
     }
     index_specs_json.assign(manifest_.index_specs_json().begin(),
                             manifest_.index_specs_json().end());

@@ -3,8 +3,11 @@
 // multi_shard_write.h), and the table's view over every shard.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <mutex>
+#include <set>
 
+#include "common/wall_clock.h"
 #include "format/ids.h"
 #include "shard/batch_conformance.h"
 #include "table/local_table.h"
@@ -27,7 +30,36 @@ void CloseAll(std::vector<std::unique_ptr<shard::ShardWriter>>& shards) {
   }
 }
 
+bool IsIdentity(const format::TableManifest& m) {
+  return m.has_lsm_write_spec() && m.lsm_write_spec().mode() == "identity";
+}
+
 }  // namespace
+
+void LocalTable::AttachBase(const std::shared_ptr<base::BaseTable>& base,
+                            shard::ShardWriterOptions* options) {
+  options->base = base->source();
+  options->on_publish = [weak = std::weak_ptr<base::BaseTable>(base)] {
+    if (auto b = weak.lock()) b->Notify();
+  };
+}
+
+shard::ShardWriterOptions LocalTable::LaneOptions(shard::ShardWriterOptions o,
+                                                  const format::TableManifest& m,
+                                                  const std::string& id, size_t lane,
+                                                  bool shared) const {
+  auto it = m.base().compacted_generation().find(id);
+  o.compacted_generation = it == m.base().compacted_generation().end() ? 0 : it->second;
+  o.base_lane = static_cast<int>(lane);
+  o.base_in_view = !shared;
+  // A WAL entry of a multi-shard write counts only if its write committed (txn_log.h).
+  o.txn_committed = [log = txn_log_, id](const std::string& txn, uint64_t position) {
+    return log->PartCommitted(txn, id, position);
+  };
+  return o;
+}
+
+bool LocalTable::SharedBaseLocked() const { return shards_.size() > 1 || IsIdentity(manifest_); }
 
 Result<LocalTable::Tier> LocalTable::OpenTier(const format::TableManifest& m,
                                               const arrow::SchemaPtr& schema,
@@ -38,20 +70,19 @@ Result<LocalTable::Tier> LocalTable::OpenTier(const format::TableManifest& m,
                               std::to_string(shard::Liveness::kMaxLanes));
   }
   STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions opts, ShardOptionsFor(m));
+  if (IsIdentity(m) && m.shard_values_size() != static_cast<int>(shard_ids.size())) {
+    return Status::Corruption("table '" + name_ + "' lists " + std::to_string(shard_ids.size()) +
+                              " shards but " + std::to_string(m.shard_values_size()) +
+                              " identity shard values");
+  }
   Tier tier;
   STRATA_ASSIGN_OR_RETURN(tier.base, OpenBase(m.base(), schema, shard_ids[0], &opts));
-  const bool shared = shard_ids.size() > 1;
+  // Identity sharding adds shards later: its base is shared from the first one.
+  const bool shared = shard_ids.size() > 1 || IsIdentity(m);
+  if (shared) tier.base->MarkShared();
+  tier.values.assign(m.shard_values().begin(), m.shard_values().end());
   for (size_t i = 0; i < shard_ids.size(); ++i) {
-    shard::ShardWriterOptions o = opts;
-    auto it = m.base().compacted_generation().find(shard_ids[i]);
-    o.compacted_generation = it == m.base().compacted_generation().end() ? 0 : it->second;
-    o.base_lane = static_cast<int>(i);
-    o.base_in_view = !shared;
-    // A WAL entry of a multi-shard write counts only if its write committed (txn_log.h).
-    o.txn_committed = [log = txn_log_, id = shard_ids[i]](const std::string& txn,
-                                                          uint64_t position) {
-      return log->PartCommitted(txn, id, position);
-    };
+    const shard::ShardWriterOptions o = LaneOptions(opts, m, shard_ids[i], i, shared);
     auto w = shard::ShardWriter::Open(store_, prefix_, shard_ids[i], schema, o);
     if (!w.ok()) {
       CloseAll(tier.shards);
@@ -69,18 +100,43 @@ Result<LocalTable::Tier> LocalTable::WriteFreshTier(
   STRATA_RETURN_IF_ERROR(shard::ValidateTableSchema(*schema));
   // Validate before creating anything, so bad input leaves no files behind.
   STRATA_RETURN_IF_ERROR(shard::ConformBatches(schema, batches).status());
-  std::vector<std::vector<arrow::RecordBatchPtr>> parts(static_cast<size_t>(count));
-  if (count == 1) {
-    parts[0] = batches;
-  } else if (RowsOf(batches) > 0) {
+  std::vector<std::vector<arrow::RecordBatchPtr>> parts;
+  std::vector<std::string> values;  // identity: each shard's value
+  if (IsIdentity(m)) {
     STRATA_ASSIGN_OR_RETURN(LsmWriteSpec spec, LsmWriteSpecFromProto(m.lsm_write_spec()));
-    STRATA_ASSIGN_OR_RETURN(auto routed, RouteRows(spec, batches));
-    for (auto& p : routed) parts[static_cast<size_t>(p.bucket)] = std::move(p.batches);
+    if (RowsOf(batches) > 0) {
+      STRATA_ASSIGN_OR_RETURN(auto routed, RouteRows(spec, batches));
+      for (auto& p : routed) {
+        values.push_back(std::move(p.identity_key));
+        parts.push_back(std::move(p.batches));
+      }
+    }
+    if (values.size() > static_cast<size_t>(shard::Liveness::kMaxLanes)) {
+      return Status::Invalid("identity sharding: the rows hold " + std::to_string(values.size()) +
+                             " values of column '" + spec.column + "'; a table holds at most " +
+                             std::to_string(shard::Liveness::kMaxLanes) + " (one shard each)");
+    }
+    if (values.empty()) {
+      values.emplace_back();  // the spare shard: the first value takes it
+      parts.emplace_back();
+    }
+    count = static_cast<int>(values.size());
+  } else {
+    parts.resize(static_cast<size_t>(count));
+    if (count == 1) {
+      parts[0] = batches;
+    } else if (RowsOf(batches) > 0) {
+      STRATA_ASSIGN_OR_RETURN(LsmWriteSpec spec, LsmWriteSpecFromProto(m.lsm_write_spec()));
+      STRATA_ASSIGN_OR_RETURN(auto routed, RouteRows(spec, batches));
+      for (auto& p : routed) parts[static_cast<size_t>(p.bucket)] = std::move(p.batches);
+    }
   }
   std::vector<std::string> ids;
   for (int i = 0; i < count; ++i) ids.push_back(format::RandomUuid());
   format::TableManifest fresh = m;
   fresh.clear_base();
+  fresh.clear_shard_values();
+  for (const auto& v : values) fresh.add_shard_values(v);
   STRATA_ASSIGN_OR_RETURN(Tier tier, OpenTier(fresh, schema, ids));
   // The table is not committed yet: the parts need no transaction (a failure removes them all).
   Status st;
@@ -146,9 +202,10 @@ std::vector<std::string> LocalTable::shard_ids() const {
 
 Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
                                          const std::vector<arrow::RecordBatchPtr>& storage_rows,
-                                         const std::vector<arrow::RecordBatchPtr>& user_rows) {
+                                         const std::vector<arrow::RecordBatchPtr>& user_rows,
+                                         std::vector<std::string>* missing) {
   shard::PutResult put;
-  if (shards_.size() == 1) {
+  if (!SharedBaseLocked()) {
     shard::ShardWriter& w = *shards_[0];
     Result<shard::PutResult> r = kind == WriteKind::kPut      ? w.Put(user_rows)
                                  : kind == WriteKind::kDelete ? w.Delete(user_rows)
@@ -159,15 +216,28 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
     return manifest_.base_version() +
            (put.wal_position > 0 ? put.wal_position : w.last_wal_position());
   }
-  // Several shards: each row to the shard of its key (bucket i = shards_[i]).
+  // Several shards: each row to the shard of its key (bucket i = shards_[i]; identity: the
+  // shard holding its value, manifest_.shard_values[i]).
   STRATA_ASSIGN_OR_RETURN(LsmWriteSpec spec, LsmWriteSpecFromProto(manifest_.lsm_write_spec()));
+  const bool identity = spec.mode == ShardingMode::kIdentity;
   std::vector<ShardWrite> parts(shards_.size());
   for (size_t i = 0; i < shards_.size(); ++i) parts[i].writer = shards_[i].get();
+  std::set<std::string> unknown;  // identity values without a shard
   auto route = [&](const std::vector<arrow::RecordBatchPtr>& rows,
                    std::vector<arrow::RecordBatchPtr> ShardWrite::*into) -> Status {
     if (RowsOf(rows) == 0) return Status::OK();
     STRATA_ASSIGN_OR_RETURN(auto routed, RouteRows(spec, rows));
     for (auto& p : routed) {
+      if (identity) {
+        const auto& values = manifest_.shard_values();
+        const auto it = std::find(values.begin(), values.end(), p.identity_key);
+        if (it == values.end()) {
+          // A delete's key of a value no shard holds has no row to delete.
+          if (kind != WriteKind::kDelete) unknown.insert(p.identity_key);
+          continue;
+        }
+        p.bucket = it - values.begin();
+      }
       if (p.bucket < 0 || p.bucket >= static_cast<int64_t>(parts.size())) {
         return Status::Internal("bucket " + std::to_string(p.bucket) + " of " +
                                 std::to_string(parts.size()) + " shards");
@@ -188,6 +258,11 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
   } else {
     STRATA_RETURN_IF_ERROR(route(storage_rows, &ShardWrite::storage_rows));
     STRATA_RETURN_IF_ERROR(route(user_rows, &ShardWrite::user_rows));
+  }
+  if (!unknown.empty()) {
+    // Nothing written: the caller adds the shards and writes again.
+    missing->assign(unknown.begin(), unknown.end());
+    return VisibleVersionLocked();
   }
   size_t touched = 0;
   for (const auto& p : parts) touched += RowsOf(p.storage_rows) + RowsOf(p.user_rows) > 0 ? 1 : 0;
@@ -218,8 +293,100 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
   return VisibleVersionLocked();
 }
 
+Result<uint64_t> LocalTable::WriteAddingShards(
+    WriteKind kind, const std::vector<arrow::RecordBatchPtr>& storage_rows,
+    const std::vector<arrow::RecordBatchPtr>& user_rows) {
+  // Each round adds the shards the last one missed; only a spec change or an overwrite
+  // between rounds (both replace the shards) makes another round find values missing.
+  for (int round = 0;; ++round) {
+    std::vector<std::string> missing;
+    {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      STRATA_RETURN_IF_ERROR(CheckNotDropped());
+      STRATA_ASSIGN_OR_RETURN(uint64_t v, WriteLocked(kind, storage_rows, user_rows, &missing));
+      if (missing.empty()) return v;
+    }
+    if (round == 3) {
+      return Status::Backpressure("table '" + name_ +
+                                  "': its shards kept changing while a write added shards for new "
+                                  "values; nothing was written, retry the write");
+    }
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    STRATA_RETURN_IF_ERROR(CheckNotDropped());
+    STRATA_RETURN_IF_ERROR(AddIdentityShardsLocked(missing));
+  }
+}
+
+Status LocalTable::AddIdentityShardsLocked(const std::vector<std::string>& values) {
+  if (!IsIdentity(manifest_)) return Status::OK();  // the spec changed: the caller routes again
+  std::vector<std::string> need;
+  for (const auto& v : values) {
+    if (std::find(manifest_.shard_values().begin(), manifest_.shard_values().end(), v) ==
+        manifest_.shard_values().end()) {
+      need.push_back(v);
+    }
+  }
+  if (need.empty()) return Status::OK();
+  format::TableManifest m = manifest_;
+  m.set_version(manifest_.version() + 1);
+  m.set_created_at_micros(WallClockMicros());
+  size_t at = 0;
+  // The spare shard (a table that held no value yet) takes the first value.
+  for (int i = 0; i < m.shard_values_size() && at < need.size(); ++i) {
+    if (m.shard_values(i).empty()) m.set_shard_values(i, need[at++]);
+  }
+  const size_t lanes = static_cast<size_t>(m.shard_ids_size()) + (need.size() - at);
+  if (lanes > static_cast<size_t>(shard::Liveness::kMaxLanes)) {
+    return Status::Invalid("table '" + name_ + "': identity sharding on column '" +
+                           m.lsm_write_spec().column() + "' would need " + std::to_string(lanes) +
+                           " shards (one per value); a table holds at "
+                           "most " +
+                           std::to_string(shard::Liveness::kMaxLanes) + "; nothing was written");
+  }
+  std::vector<std::unique_ptr<shard::ShardWriter>> added;
+  auto discard = [&](const std::string& what) {
+    Tier t;
+    t.shards = std::move(added);
+    DiscardTier(t, what);
+  };
+  if (at < need.size()) {
+    STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions opts, ShardOptionsFor(manifest_));
+    AttachBase(base_, &opts);
+    for (; at < need.size(); ++at) {
+      const std::string id = format::RandomUuid();
+      const size_t lane = static_cast<size_t>(m.shard_ids_size());
+      auto w = shard::ShardWriter::Open(store_, prefix_, id, schema_,
+                                        LaneOptions(opts, manifest_, id, lane, true));
+      if (!w.ok()) {
+        discard("cleanup after a failed shard creation");
+        return w.status().WithContext("table '" + name_ + "': new identity shard");
+      }
+      added.push_back(std::move(*w));
+      m.add_shard_ids(id);
+      m.add_shard_values(need[at]);
+    }
+  }
+  Status committed = CommitNextManifest(m, "new identity shards of table '" + name_ + "'");
+  if (!committed.ok()) {
+    discard("cleanup after a failed commit of new shards");
+    return committed;
+  }
+  for (auto& w : added) shards_.push_back(std::move(w));
+  manifest_ = std::move(m);
+  base_->SetShards(ShardListLocked());
+  ForgetView();
+  NoteCommit();
+  return Status::OK();
+}
+
+std::vector<std::string> LocalTable::IdentityValues() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (dropped_ || !IsIdentity(manifest_)) return {};
+  return {manifest_.shard_values().begin(), manifest_.shard_values().end()};
+}
+
 Result<std::shared_ptr<const shard::ShardSnapshot>> LocalTable::SnapshotLocked() const {
-  if (shards_.size() == 1) return shards_[0]->Snapshot();
+  if (!SharedBaseLocked()) return shards_[0]->Snapshot();
   STRATA_ASSIGN_OR_RETURN(auto v, ShardedViewLocked());
   return v->merged;
 }

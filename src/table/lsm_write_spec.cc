@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 
 #include "format/bucket_hash.h"
@@ -233,6 +234,15 @@ Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& targe
                              "; identity sharding takes a scalar bool, integer, utf8 or "
                              "large_utf8 column");
     }
+    if (std::find(target.primary_key.begin(), target.primary_key.end(), spec.column) ==
+        target.primary_key.end()) {
+      std::string key;
+      for (const auto& k : target.primary_key) key += (key.empty() ? "" : ", ") + k;
+      return Status::Invalid("sharding.column '" + spec.column +
+                             "' must be one of the primary key's columns (" + key +
+                             ") for identity sharding: a row's shard must follow from its key, "
+                             "or one key could live in two shards");
+    }
   }
   for (const auto& name : spec.maintained_indexes) {
     bool found = false;
@@ -246,13 +256,6 @@ Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& targe
     }
   }
   return ValidateWriterConfig(spec.writer_config_defaults);
-}
-
-Status CheckBuildable(const LsmWriteSpec& spec) {
-  if (spec.mode != ShardingMode::kIdentity) return Status::OK();
-  return Status::NotSupported(
-      "identity sharding needs a shard per distinct value, created as values arrive, which is "
-      "not built yet (issue 16); use mode bucket (num_buckets in [1, 1024]) or unsharded");
 }
 
 format::LsmWriteSpec LsmWriteSpecToProto(const LsmWriteSpec& spec) {

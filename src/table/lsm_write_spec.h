@@ -5,7 +5,7 @@
 //   {"sharding": {"mode": "bucket", "column": "id", "num_buckets": 4},
 //    "maintained_indexes": ["vector_idx"], "writer_config_defaults": {"durable_write": "true"}}
 // Parse checks the shape, Validate checks it against a table (schema, primary key, index
-// definitions), CheckBuildable refuses identity sharding (not built yet).
+// definitions).
 // Thread-safety: plain values and stateless functions.
 #pragma once
 
@@ -68,14 +68,13 @@ struct LsmSpecTarget {
 
 /// Checks `spec` against a table: it needs a declared primary key; bucket's column must be the
 /// single-column primary key of a type the bucket hash takes (format/bucket_hash.h); identity's
-/// a scalar column (bool, integer, utf8, large_utf8: the MemWAL spec's identity types) of the
-/// table; maintained_indexes must name index definitions of the table; writer options as
+/// a scalar column (bool, integer, utf8, large_utf8: the MemWAL spec's identity types) that is
+/// one of the primary key's columns. (The SDK asks for a column that is a function of the key;
+/// a key column is one by construction, and it lets a delete by key find its shard. A column
+/// outside the key could give one key two shards, and a read two rows of that key.)
+/// maintained_indexes must name index definitions of the table; writer options as
 /// ValidateWriterConfig. Errors: Invalid naming the field and the rule.
 Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& target);
-
-/// OK when this build can run `spec` (unsharded, or bucket with any num_buckets);
-/// NotSupported for identity sharding (the server answers 501).
-Status CheckBuildable(const LsmWriteSpec& spec);
 
 /// Manifest form (format/proto/table_manifest.proto LsmWriteSpec) and back.
 format::LsmWriteSpec LsmWriteSpecToProto(const LsmWriteSpec& spec);

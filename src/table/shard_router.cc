@@ -1,6 +1,9 @@
 #include "table/shard_router.h"
 
+#include <nlohmann/json.hpp>
+
 #include <map>
+#include <optional>
 
 #include "arrow/compute/take.h"
 #include "format/bucket_hash.h"
@@ -109,6 +112,88 @@ Result<std::vector<ShardPart>> RouteRows(const LsmWriteSpec& spec,
   out.reserve(parts.size());
   for (auto& [k, p] : parts) out.push_back(std::move(p));
   return out;
+}
+
+Result<std::string> IdentityValueJson(const arrow::DataType& type, std::string_view c) {
+  auto bad = [&] {
+    return Status::Corruption("identity shard value of type " + type.ToString() +
+                              ": a malformed key component of " + std::to_string(c.size()) +
+                              " bytes");
+  };
+  if (c.empty() || (c[0] != 0 && c[0] != 1)) return bad();
+  if (c[0] == 0) {
+    if (c.size() != 1) return bad();
+    return std::string("null");
+  }
+  c.remove_prefix(1);
+  // Big-endian unsigned value of the remaining `width` bytes.
+  auto be = [&](size_t width) -> std::optional<uint64_t> {
+    if (c.size() != width) return std::nullopt;
+    uint64_t v = 0;
+    for (unsigned char b : c) v = (v << 8) | b;
+    return v;
+  };
+  auto sign = [&](size_t width) -> Result<std::string> {
+    auto v = be(width);
+    if (!v) return bad();
+    const uint64_t flip = uint64_t{1} << (8 * width - 1);  // the encoding flipped the sign bit
+    uint64_t raw = *v ^ flip;
+    int64_t out;
+    if (width == 8) {
+      out = static_cast<int64_t>(raw);
+    } else {
+      const uint64_t ext = (raw & flip) != 0 ? ~((flip << 1) - 1) : 0;  // sign-extend
+      out = static_cast<int64_t>(raw | ext);
+    }
+    return std::to_string(out);
+  };
+  auto unsign = [&](size_t width) -> Result<std::string> {
+    auto v = be(width);
+    if (!v) return bad();
+    return std::to_string(*v);
+  };
+  switch (type.id()) {
+    case arrow::TypeId::kBool:
+      if (c.size() != 1 || static_cast<unsigned char>(c[0]) > 1) return bad();
+      return std::string(c[0] == 1 ? "true" : "false");
+    case arrow::TypeId::kInt8:
+      return sign(1);
+    case arrow::TypeId::kInt16:
+      return sign(2);
+    case arrow::TypeId::kInt32:
+      return sign(4);
+    case arrow::TypeId::kInt64:
+      return sign(8);
+    case arrow::TypeId::kUInt8:
+      return unsign(1);
+    case arrow::TypeId::kUInt16:
+      return unsign(2);
+    case arrow::TypeId::kUInt32:
+      return unsign(4);
+    case arrow::TypeId::kUInt64:
+      return unsign(8);
+    case arrow::TypeId::kUtf8:
+    case arrow::TypeId::kLargeUtf8: {
+      // Bytes with 0x00 written as 0x00 0x01, then the terminator 0x00 0x00.
+      std::string text;
+      size_t i = 0;
+      for (; i < c.size(); ++i) {
+        if (c[i] != 0) {
+          text.push_back(c[i]);
+          continue;
+        }
+        if (i + 1 >= c.size()) return bad();
+        if (c[i + 1] == 0) break;
+        if (c[i + 1] != 1) return bad();
+        text.push_back('\0');
+        ++i;
+      }
+      if (i + 2 != c.size()) return bad();
+      return nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+    default:
+      return Status::NotSupported("identity shard value of type " + type.ToString());
+  }
 }
 
 }  // namespace strata::table

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arrow/array.h"
@@ -36,5 +37,11 @@ struct ShardPart {
 /// mode) or its type cannot be hashed (bucket) or encoded (identity), naming the type.
 Result<std::vector<ShardPart>> RouteRows(const LsmWriteSpec& spec,
                                          const std::vector<arrow::RecordBatchPtr>& batches);
+
+/// The value an identity shard holds, back from its key component (ShardPart::identity_key)
+/// of a column of `type` (the identity types: bool, integers, utf8, large_utf8), as JSON text:
+/// `null`, `true`, `-7`, `"eu"` (a string JSON-escaped). Errors: Corruption for a component
+/// that is not one of `type` (wrong length, tag or terminator); NotSupported for other types.
+Result<std::string> IdentityValueJson(const arrow::DataType& type, std::string_view component);
 
 }  // namespace strata::table

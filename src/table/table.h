@@ -41,6 +41,9 @@ struct TableSnapshot {
   /// same rows of shard i as `shard`, no other shard's), which a read pruned to one shard
   /// uses as is. Null otherwise.
   std::shared_ptr<const std::vector<std::shared_ptr<const shard::ShardSnapshot>>> shard_views;
+  /// With `sharding` in identity mode: per shard i, the value it holds (Table::IdentityValues),
+  /// so an equality on the shard column finds its shard. Null otherwise.
+  std::shared_ptr<const std::vector<std::string>> shard_values;
 };
 
 /// What the base table really built for a definition (issue 15: index/{n}/stats/ reports it).
@@ -196,12 +199,16 @@ class Table {
   /// version is unchanged) and applies it to the shard writer: writer_config_defaults over the
   /// server's writer options, maintained_indexes as the MemTables' index set (unset: the
   /// server options and every definition again). Errors (nothing changes): Invalid from
-  /// ValidateLsmWriteSpec, or "no LSM write spec is set" for an unset without one;
-  /// NotSupported from CheckBuildable (a multi-shard spec); NotFound (dropped); IOError.
+  /// ValidateLsmWriteSpec, or "no LSM write spec is set" for an unset without one, or a
+  /// change of the shard layout on a table with rows; NotFound (dropped); IOError.
   virtual Status SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
     (void)spec;
     return Status::NotSupported("LSM write specs are not supported by this table");
   }
+  /// Identity sharding: per shard, in DescribeShards order, the shard column value it holds
+  /// as its key component (format/key_encoding.h; empty for a spare shard that holds no value
+  /// yet). Empty for every other table.
+  virtual std::vector<std::string> IdentityValues() const { return {}; }
 
   virtual const std::string& name() const = 0;
   virtual arrow::SchemaPtr schema() const = 0;

@@ -4,7 +4,8 @@
 // mem_wal/describe/: the spec each shard lists, the writer options in force (the spec's
 // max_memtable_rows really seals MemTables at that many rows), the MemTables' index set
 // (maintained_indexes), and that all of it survives a restart; a 4-bucket spec on a table
-// with rows is a 400 (resharding is not built), identity specs are 501.
+// with rows is a 400 (resharding is not built); an identity spec shards by a key column, one
+// shard per value, added as values arrive.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import * as lancedb from "@lancedb/lancedb";
@@ -134,14 +135,14 @@ describe("LSM write spec through the LanceDB client", () => {
     assert.equal(raw.status, 400, raw.text);
     assert.equal(raw.json.error, "invalid_input", raw.text);
     assert.match(raw.json.message, /resharding/);
-    // Identity sharding is not built: 501.
+    // Identity sharding by a column outside the key: 400 naming the rule.
     const ident = await post(
       "/v1/table/fruits/set_lsm_write_spec/",
       JSON.stringify({ sharding: { mode: "identity", column: "text" }, maintained_indexes: [], writer_config_defaults: {} }),
     );
-    assert.equal(ident.status, 501, ident.text);
-    assert.equal(ident.json.error, "not_implemented", ident.text);
-    assert.match(ident.json.message, /identity sharding/);
+    assert.equal(ident.status, 400, ident.text);
+    assert.equal(ident.json.error, "invalid_input", ident.text);
+    assert.match(ident.json.message, /sharding\.column 'text' must be one of the primary key's columns \(id\)/);
     // A bad writer option or index name is a 400 naming it, and changes nothing.
     await assert.rejects(
       table.setLsmWriteSpec({ specType: "unsharded", writerConfigDefaults: { max_memtable_rows: "lots" } }),
@@ -205,7 +206,8 @@ describe("LSM write spec through the LanceDB client", () => {
       `/v1/table/made/create/?primary_key=id&lsm_write_spec=${spec({ sharding: { mode: "identity", column: "text" } })}`,
       body,
     );
-    assert.equal(identity.status, 501, identity.text);
+    assert.equal(identity.status, 400, identity.text);
+    assert.match(identity.json.message, /must be one of the primary key's columns/);
     assert.equal((await post("/v1/table/made/describe/", "{}")).status, 404, "nothing was created");
     // A 4-bucket table at create time: four shards, the row in its bucket's.
     const four = await post(
@@ -291,5 +293,55 @@ describe("LSM write spec through the LanceDB client", () => {
     // Unsetting the spec of a table with rows would move them: 400, nothing changes.
     await assert.rejects(reopened.unsetLsmWriteSpec(), /resharding/);
     assert.equal((await memWal("buckets")).shards.length, 4);
+  });
+
+  test("an identity table through the client: a shard per value, added as values arrive", async () => {
+    const regionSchema = new arrow.Schema([
+      new arrow.Field("region", new arrow.Utf8(), false, new Map([[PK, "true"]])),
+      new arrow.Field("id", new arrow.Int64(), false, new Map([[PK, "true"]])),
+      new arrow.Field("text", new arrow.Utf8(), true),
+    ]);
+    const table = await db.createEmptyTable("regions", regionSchema);
+    await table.setLsmWriteSpec({ specType: "identity", column: "region" });
+    let d = await memWal("regions");
+    assert.equal(d.shards.length, 1);
+    assert.deepEqual(d.shards[0].spec, {
+      mode: "identity", column: "region", value: null, spare: true,
+      maintained_indexes: [], writer_config_defaults: {},
+    });
+    const regionRows = (region, first, last, tag = "") => {
+      const out = [];
+      for (let id = first; id <= last; id++) out.push({ region, id, text: `${region} ${id}${tag}` });
+      return out;
+    };
+    await table.add([...regionRows("eu", 1, 50), ...regionRows("us", 1, 30)]);
+    await table.add(regionRows("ap", 1, 20));
+    d = await memWal("regions");
+    const byValue = Object.fromEntries(d.shards.map((s) => [s.spec.value, s.active.rows]));
+    assert.deepEqual(byValue, { eu: 50, us: 30, ap: 20 });
+    // Upserts, deletes and updates stay in their value's shard; reads merge every shard.
+    await table
+      .mergeInsert(["region", "id"])
+      .whenMatchedUpdateAll()
+      .whenNotMatchedInsertAll()
+      .execute([...regionRows("us", 21, 40, " v2"), ...regionRows("sa", 1, 5)]);
+    await table.delete("region = 'eu' AND id > 40");
+    assert.equal(await table.countRows(), 50 - 10 + 40 + 20 + 5);
+    assert.equal(await table.countRows("region = 'us'"), 40);
+    const plan = await table.query().where("region = 'sa'").explainPlan();
+    assert.match(plan, /shards: 1 of 4 read: \(region = 'sa'\) -> 1 value/);
+    assert.deepEqual(
+      (await rowsOf(table.query().where("region = 'us' AND id = 25").select(["id", "text"]))),
+      [{ id: 25, text: "us 25 v2" }],
+    );
+    // A restart keeps every shard and its value.
+    await server.restart();
+    db = await lancedb.connect("db://e2e", { apiKey: "x", hostOverride: server.url });
+    const reopened = await db.openTable("regions");
+    assert.equal(await reopened.countRows(), 105);
+    d = await memWal("regions");
+    assert.deepEqual(d.shards.map((s) => s.spec.value).sort(), ["ap", "eu", "sa", "us"]);
+    // Another layout would move the rows: 400.
+    await assert.rejects(reopened.unsetLsmWriteSpec(), /changing how rows map to shards/);
   });
 });

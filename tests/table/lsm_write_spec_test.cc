@@ -181,7 +181,16 @@ TEST_F(ValidateTest, AcceptsValidSpecs) {
   EXPECT_EQ(Error(R"({"sharding":{"mode":"unsharded"},"maintained_indexes":["vector_idx"]})"), "");
   EXPECT_EQ(Error(R"({"sharding":{"mode":"bucket","column":"id","num_buckets":1}})"), "");
   EXPECT_EQ(Error(R"({"sharding":{"mode":"bucket","column":"id","num_buckets":1024}})"), "");
+  // Identity by a column of the key (a one-column key has no other column to shard by).
+  target_.primary_key = {"region", "id"};
   EXPECT_EQ(Error(R"({"sharding":{"mode":"identity","column":"region"}})"), "");
+}
+
+TEST_F(ValidateTest, IdentityShardsByAKeyColumnOnly) {
+  // `region` is not in the key {id}: one id could then live in two shards.
+  EXPECT_NE(Error(R"({"sharding":{"mode":"identity","column":"region"}})")
+                .find("sharding.column 'region' must be one of the primary key's columns (id)"),
+            std::string::npos);
 }
 
 TEST_F(ValidateTest, RulesNameTheField) {
@@ -208,24 +217,6 @@ TEST_F(ValidateTest, RulesNameTheField) {
   target_.primary_key.clear();
   EXPECT_NE(Error(R"({"sharding":{"mode":"unsharded"}})").find("needs a table with a primary key"),
             std::string::npos);
-}
-
-TEST(LsmWriteSpecBuildable, BucketsButNotIdentity) {
-  LsmWriteSpec s;
-  EXPECT_TRUE(CheckBuildable(s).ok());
-  s.mode = ShardingMode::kBucket;
-  s.column = "id";
-  s.num_buckets = 1;
-  EXPECT_TRUE(CheckBuildable(s).ok());
-  s.num_buckets = 4;
-  EXPECT_TRUE(CheckBuildable(s).ok());
-  s.num_buckets = 1024;
-  EXPECT_TRUE(CheckBuildable(s).ok());
-  s.mode = ShardingMode::kIdentity;
-  Status st = CheckBuildable(s);
-  EXPECT_EQ(st.code(), StatusCode::kNotSupported);
-  EXPECT_NE(st.message().find("identity sharding"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("not built yet (issue 16)"), std::string::npos) << st.message();
 }
 
 TEST(LsmWriteSpecProto, RoundTripAndCorruption) {
