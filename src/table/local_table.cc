@@ -116,7 +116,7 @@ arrow::SchemaPtr LocalTable::schema() const {
 
 uint64_t LocalTable::version() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return VersionLocked();
+  return ReportedVersionLocked();
 }
 
 std::string LocalTable::shard_id() const {
@@ -246,7 +246,7 @@ TableSnapshot LocalTable::Snapshot() const {
   if (!snap.ok()) {
     // Answer with no rows rather than wrong ones, and say so in the log.
     spdlog::error("table '{}': snapshot failed: {}", name_, snap.status().ToString());
-    out.version = VersionLocked();
+    out.version = ReportedVersionLocked();
     return out;
   }
   const shard::ShardSnapshot& s = **snap;
@@ -284,7 +284,7 @@ Result<uint64_t> LocalTable::ReadModifyWrite(
   if (mutation.empty()) {
     std::shared_lock<std::shared_mutex> lock(mu_);
     STRATA_RETURN_IF_ERROR(CheckNotDropped());
-    return VersionLocked();
+    return ReportedVersionLocked();
   }
   return WriteAddingShards(WriteKind::kApply, mutation.storage_rows, mutation.inserts);
 }

@@ -231,6 +231,11 @@ class LocalTable : public Table {
   /// which VersionLocked would count: a client's describe/ of the version its write returned
   /// could then 404). Holds mu_.
   uint64_t VisibleVersionLocked() const;
+  /// The version a reader is told (version(), describe/, an empty read-modify-write):
+  /// VisibleVersionLocked for a shared base (several shards, identity), else VersionLocked.
+  /// (VersionLocked stays for the base_version of a new tier, which must exceed every
+  /// version ever reported.) Holds mu_.
+  uint64_t ReportedVersionLocked() const;
   /// The table's view: the one shard's, or (several) the base once under every shard's
   /// visibility followed by each shard's sources. Holds mu_ (takes publish_mu_, view_mu_).
   Result<std::shared_ptr<const shard::ShardSnapshot>> SnapshotLocked() const;

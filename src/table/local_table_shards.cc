@@ -182,6 +182,10 @@ uint64_t LocalTable::VisibleVersionLocked() const {
   return v;
 }
 
+uint64_t LocalTable::ReportedVersionLocked() const {
+  return SharedBaseLocked() ? VisibleVersionLocked() : VersionLocked();
+}
+
 base::ShardList LocalTable::ShardListLocked() const {
   base::ShardList out;
   for (const auto& w : shards_) out.push_back(w.get());

@@ -35,7 +35,7 @@ void LocalTable::NoteCommit() {
 VersionInfo LocalTable::CurrentVersion() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   VersionInfo v;
-  v.version = VersionLocked();
+  v.version = ReportedVersionLocked();
   v.timestamp_micros =
       std::max(last_commit_micros_.load(std::memory_order_relaxed), manifest_.created_at_micros());
   return v;
