@@ -241,7 +241,9 @@ Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& targe
       return Status::Invalid("sharding.column '" + spec.column +
                              "' must be one of the primary key's columns (" + key +
                              ") for identity sharding: a row's shard must follow from its key, "
-                             "or one key could live in two shards");
+                             "or one key could live in two shards (declare a key that holds "
+                             "it, e.g. (" +
+                             spec.column + ", " + target.primary_key[0] + "))");
     }
   }
   for (const auto& name : spec.maintained_indexes) {

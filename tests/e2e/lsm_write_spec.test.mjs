@@ -314,25 +314,26 @@ describe("LSM write spec through the LanceDB client", () => {
       for (let id = first; id <= last; id++) out.push({ region, id, text: `${region} ${id}${tag}` });
       return out;
     };
-    await table.add([...regionRows("eu", 1, 50), ...regionRows("us", 1, 30)]);
-    await table.add(regionRows("ap", 1, 20));
+    // Ids are unique across regions: the client's mergeInsert takes one `on` column (id).
+    await table.add([...regionRows("eu", 1, 50), ...regionRows("us", 101, 130)]);
+    await table.add(regionRows("ap", 201, 220));
     d = await memWal("regions");
     const byValue = Object.fromEntries(d.shards.map((s) => [s.spec.value, s.active.rows]));
     assert.deepEqual(byValue, { eu: 50, us: 30, ap: 20 });
     // Upserts, deletes and updates stay in their value's shard; reads merge every shard.
     await table
-      .mergeInsert(["region", "id"])
+      .mergeInsert("id")
       .whenMatchedUpdateAll()
       .whenNotMatchedInsertAll()
-      .execute([...regionRows("us", 21, 40, " v2"), ...regionRows("sa", 1, 5)]);
+      .execute([...regionRows("us", 121, 140, " v2"), ...regionRows("sa", 301, 305)]);
     await table.delete("region = 'eu' AND id > 40");
     assert.equal(await table.countRows(), 50 - 10 + 40 + 20 + 5);
     assert.equal(await table.countRows("region = 'us'"), 40);
     const plan = await table.query().where("region = 'sa'").explainPlan();
     assert.match(plan, /shards: 1 of 4 read: \(region = 'sa'\) -> 1 value/);
     assert.deepEqual(
-      (await rowsOf(table.query().where("region = 'us' AND id = 25").select(["id", "text"]))),
-      [{ id: 25, text: "us 25 v2" }],
+      (await rowsOf(table.query().where("region = 'us' AND id = 125").select(["id", "text"]))),
+      [{ id: 125, text: "us 125 v2" }],
     );
     // A restart keeps every shard and its value.
     await server.restart();
