@@ -372,7 +372,13 @@ Status LocalTable::AddIdentityShardsLocked(const std::vector<std::string>& value
   }
   Status committed = CommitNextManifest(m, "new identity shards of table '" + name_ + "'");
   if (!committed.ok()) {
-    discard("cleanup after a failed commit of new shards");
+    if (committed.code() == StatusCode::kInternal) {
+      // The commit's outcome is unknown: a manifest may name the new shards, so their files
+      // stay (they hold no row; GC removes them once no manifest names them).
+      for (auto& w : added) w->close();
+    } else {
+      discard("cleanup after a failed commit of new shards");
+    }
     return committed;
   }
   for (auto& w : added) shards_.push_back(std::move(w));
