@@ -20,6 +20,7 @@
 #include "io/local_object_store.h"
 #include "query/scan.h"
 #include "query/shard_pruning.h"
+#include "sigkill_writes_util.h"
 #include "table/catalog.h"
 #include "table/local_catalog.h"
 #include "table/lsm_write_spec.h"
@@ -346,11 +347,6 @@ TEST(IdentitySharding, TheSpecsRules) {
 
 // ---- SIGKILL while writes add shards ---------------------------------------------------
 
-struct Record {
-  int64_t first = 0, n = 0;
-  int64_t acked = 0;  // 0: about to write; 1: acknowledged
-};
-
 // A new region every kIdsPerRegion ids: the writers keep adding shards.
 constexpr int64_t kIdsPerRegion = 20;
 
@@ -385,24 +381,10 @@ base::CompactionOptions CrashCompaction() {
     std::fprintf(stderr, "child: open: %s\n", table.status().ToString().c_str());
     _exit(3);
   }
-  std::atomic<int64_t> next{first_id};
-  auto loop = [&](int t) {
-    for (int64_t i = 0;; ++i) {
-      const int64_t n = 2 + ((i + t) % 5);  // 2..6 ids: one to three regions
-      Record r{next.fetch_add(n), n, 0};
-      if (::write(fd, &r, sizeof(r)) != sizeof(r)) _exit(5);
-      if (auto w = (*table)->Insert({Rows(Written(r.first, n), t)}); !w.ok()) {
-        std::fprintf(stderr, "child: insert: %s\n", w.status().ToString().c_str());
-        _exit(4);
-      }
-      r.acked = 1;
-      if (::write(fd, &r, sizeof(r)) != sizeof(r)) _exit(5);
-    }
-  };
-  std::thread other(loop, 1);
-  loop(0);
-  other.join();
-  _exit(6);
+  // Runs of 2..6 ids: one to three regions.
+  strata::testing::RunWriterChild(**table, fd, first_id, 5, [](int64_t first, int64_t n, int t) {
+    return Rows(Written(first, n), t);
+  });
 }
 
 // Each cycle starts at ids whose regions are new to the table, so the kill lands while writes
@@ -415,30 +397,10 @@ TEST(IdentitySharding, AcknowledgedWritesSurviveSigkillWhileShardsAreAdded) {
   const char* env = std::getenv("STRATA_CRASH_CYCLES");
   const int cycles = env != nullptr && std::atoi(env) > 0 ? std::atoi(env) / 2 : 8;
   for (int cycle = 0; cycle < cycles; ++cycle) {
-    int fds[2];
-    ASSERT_EQ(::pipe(fds), 0);
-    pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      ::close(fds[0]);
-      ChildWriteLoop(dir.path(), fds[1], next_id);
-    }
-    ::close(fds[1]);
-    std::map<int64_t, Record> writes;
-    Record r;
-    bool up = false;
-    while (!up && ::read(fds[0], &r, sizeof(r)) == sizeof(r)) {
-      writes[r.first] = r;
-      up = r.acked == 1;
-    }
-    ASSERT_TRUE(up) << "cycle " << cycle << ": the child never acknowledged a write";
-    std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 100));
-    ASSERT_EQ(::kill(pid, SIGKILL), 0);
-    int status = 0;
-    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-    ASSERT_TRUE(WIFSIGNALED(status)) << "child exited on its own with " << WEXITSTATUS(status);
-    while (::read(fds[0], &r, sizeof(r)) == sizeof(r)) writes[r.first] = r;
-    ::close(fds[0]);
+    std::string error;
+    const auto writes = strata::testing::RunAndKill(
+        [&](int fd) { ChildWriteLoop(dir.path(), fd, next_id); }, rng, 100, &error);
+    ASSERT_TRUE(error.empty()) << "cycle " << cycle << ": " << error;
 
     auto catalog = Catalog::Open(dir.path(), CrashOptions(), CrashCompaction());
     ASSERT_TRUE(catalog.ok());
