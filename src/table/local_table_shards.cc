@@ -30,6 +30,11 @@ void CloseAll(std::vector<std::unique_ptr<shard::ShardWriter>>& shards) {
   }
 }
 
+// The longest identity value a shard takes, encoded (format/key_encoding.h: a tag byte, then
+// the bytes and a 2-byte terminator for strings). Each manifest lists every shard's value, and
+// each new value commits a manifest: 1,024 values of 1 KiB keep one under about 1 MiB.
+constexpr size_t kMaxIdentityValueBytes = 1024;
+
 bool IsIdentity(const format::TableManifest& m) {
   return m.has_lsm_write_spec() && m.lsm_write_spec().mode() == "identity";
 }
@@ -109,6 +114,14 @@ Result<LocalTable::Tier> LocalTable::WriteFreshTier(
       for (auto& p : routed) {
         values.push_back(std::move(p.identity_key));
         parts.push_back(std::move(p.batches));
+      }
+    }
+    for (const auto& v : values) {
+      if (v.size() > kMaxIdentityValueBytes) {
+        return Status::Invalid("identity sharding: a value of column '" + spec.column + "' is " +
+                               std::to_string(v.size()) + " bytes encoded; at most " +
+                               std::to_string(kMaxIdentityValueBytes) +
+                               " (every table manifest holds each shard's value)");
       }
     }
     if (values.size() > static_cast<size_t>(shard::Liveness::kMaxLanes)) {
@@ -264,7 +277,12 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
     STRATA_RETURN_IF_ERROR(route(user_rows, &ShardWrite::user_rows));
   }
   if (!unknown.empty()) {
-    // Nothing written: the caller adds the shards and writes again.
+    // Nothing written: the caller adds the shards and writes again. The rows are checked
+    // first, so a write that will be refused adds no shard (a break test's null key left four
+    // shards behind a 400).
+    if (kind != WriteKind::kDelete) {
+      STRATA_RETURN_IF_ERROR(shards_[0]->CheckApply(storage_rows, user_rows));
+    }
     missing->assign(unknown.begin(), unknown.end());
     return VisibleVersionLocked();
   }
@@ -279,10 +297,16 @@ Result<uint64_t> LocalTable::WriteLocked(WriteKind kind,
     return VisibleVersionLocked();
   }
   // Each write's rows are checked here, before it joins a group: one client's bad rows must
-  // refuse its own write only (the merged transaction checks the merged parts again).
-  for (const auto& p : parts) {
-    if (RowsOf(p.storage_rows) + RowsOf(p.user_rows) == 0) continue;
-    STRATA_RETURN_IF_ERROR(p.writer->CheckApply(p.storage_rows, p.user_rows));
+  // refuse its own write only (the merged transaction checks the merged parts again). The
+  // write as sent is checked (the check depends on the table's layout, not the shard), so an
+  // error names a row by its position in the write, not in one shard's part.
+  if (kind == WriteKind::kDelete) {
+    for (const auto& p : parts) {
+      if (RowsOf(p.storage_rows) == 0) continue;
+      STRATA_RETURN_IF_ERROR(p.writer->CheckApply(p.storage_rows, p.user_rows));
+    }
+  } else {
+    STRATA_RETURN_IF_ERROR(shards_[0]->CheckApply(storage_rows, user_rows));
   }
   STRATA_RETURN_IF_ERROR(txn_group_.Write(
       std::move(parts),
@@ -331,6 +355,17 @@ Status LocalTable::AddIdentityShardsLocked(const std::vector<std::string>& value
     }
   }
   if (need.empty()) return Status::OK();
+  for (const auto& v : need) {
+    // Every manifest holds every shard's value: a long value would make each one large.
+    if (v.size() > kMaxIdentityValueBytes) {
+      return Status::Invalid("table '" + name_ + "': a value of identity shard column '" +
+                             manifest_.lsm_write_spec().column() + "' is " +
+                             std::to_string(v.size()) + " bytes encoded; at most " +
+                             std::to_string(kMaxIdentityValueBytes) +
+                             " (every table manifest holds each shard's value); nothing was "
+                             "written");
+    }
+  }
   format::TableManifest m = manifest_;
   m.set_version(manifest_.version() + 1);
   m.set_created_at_micros(WallClockMicros());

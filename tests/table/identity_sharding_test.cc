@@ -33,10 +33,11 @@ namespace {
 using namespace std::chrono_literals;
 using strata::testing::TempDir;
 
-// (region, id) is the key; region is the identity column.
-arrow::SchemaPtr RegionSchema() {
+// (region, id) is the key; region is the identity column. `nullable_id`: the id column is
+// nullable (its values are still checked: a key value may not be null).
+arrow::SchemaPtr RegionSchema(bool nullable_id = false) {
   auto s = std::make_shared<arrow::Schema>(std::vector<arrow::FieldPtr>{
-      arrow::field("region", arrow::utf8(), false), arrow::field("id", arrow::int64(), false),
+      arrow::field("region", arrow::utf8(), false), arrow::field("id", arrow::int64(), nullable_id),
       arrow::field("v", arrow::int64(), true)});
   return DeclarePrimaryKey(s, {"region", "id"}).value();
 }
@@ -343,6 +344,48 @@ TEST(IdentitySharding, TheSpecsRules) {
   EXPECT_EQ(big.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(big.status().message().find("at most 1024"), std::string::npos)
       << big.status().ToString();
+}
+
+// A write the table refuses adds no shard and no version (a break test: a null key among new
+// values left a shard per value behind the 400, counting toward the cap for good), and its
+// error names the row by its position in the write.
+TEST(IdentitySharding, ARefusedWriteAddsNoShard) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  LocalCatalog catalog(store, {}, Manual());
+  // A nullable id column: its nulls are refused row by row ("row N").
+  auto batch = [](const std::vector<std::optional<std::string>>& regions,
+                  const std::vector<std::optional<int64_t>>& ids) {
+    return std::make_shared<arrow::RecordBatch>(
+        RegionSchema(true), static_cast<int64_t>(ids.size()),
+        std::vector<arrow::ArrayDataPtr>{
+            arrow::MakeUtf8Array(regions), arrow::MakeInt64Array(ids),
+            arrow::MakeInt64Array(std::vector<std::optional<int64_t>>(ids.size(), 0))});
+  };
+  auto t = *catalog.CreateTable("default", "t", RegionSchema(true), {batch({"a", "a"}, {0, 1})},
+                                CreateMode::kCreate, ByRegion());
+  const uint64_t v0 = t->version();
+  // Rows of three new values, the last one with a null id (a key column).
+  auto r = t->Insert({batch({"b", "c", "a", "d"}, {1, 2, 3, std::nullopt})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("row 3"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(Values(*t), std::vector<std::string>{"a"});
+  EXPECT_EQ(t->version(), v0);
+  // A null key among rows of two known values: the row's number in the write, not in a part.
+  ASSERT_TRUE(t->Insert({batch({"b"}, {0})}).ok());
+  r = t->Insert({batch({"a", "b", "a"}, {7, 8, std::nullopt})});
+  EXPECT_NE(r.status().message().find("row 2"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(Values(*t), (std::vector<std::string>{"a", "b"}));
+  // A value longer than 1,024 bytes encoded is refused before any shard is made.
+  r = t->Insert({batch({std::string(2000, 'x')}, {1})});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("at most 1024"), std::string::npos) << r.status().ToString();
+  EXPECT_EQ(Values(*t), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(t->Snapshot().num_rows, 3);
+  // Reopened, the table lists the shards it had.
+  LocalCatalog reopened(store, {}, Manual());
+  EXPECT_EQ(Values(**reopened.GetTable("default", "t")), (std::vector<std::string>{"a", "b"}));
 }
 
 // ---- SIGKILL while writes add shards ---------------------------------------------------
