@@ -65,7 +65,9 @@ LsmWriteSpec Spec(const std::string& json) {
 /// primary-key index).
 std::vector<std::string> MemTableIndexes(const Table& t) {
   std::vector<std::string> out;
-  for (const auto& i : t.DescribeShards().at(0).indexes) out.push_back(i.name);
+  // The descriptions outlive the loop (a range-for over a member of a temporary would not).
+  const auto shards = t.DescribeShards();
+  for (const auto& i : shards.at(0).indexes) out.push_back(i.name);
   std::sort(out.begin(), out.end());
   return out;
 }
