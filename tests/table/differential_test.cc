@@ -18,7 +18,8 @@
 // Differential.NewestWinsAt200kRows: 200,000 rows in 1,000-row batches over several SSTables;
 // upserts then deletes across a flush, deletes then re-inserts across a flush, newer versions
 // that fail a filter the older ones pass; scans, counts, point lookups and filtered vector
-// search must see only the newest version of every key.
+// search must see only the newest version of every key. Differential.NewestWinsAt200kRowsOn-
+// FourBuckets: the same scenarios on a table of 4 bucket shards (issue 16).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -955,13 +956,23 @@ std::map<int64_t, int64_t> IdToN(const query::QueryResult& r) {
 
 class NewestWins {
  public:
+  /// `buckets` > 0: a bucket-sharded table of that many shards (created with the spec).
+  explicit NewestWins(int64_t buckets = 0) : buckets_(buckets) {}
   void Open() {
     table_.reset();
     catalog_.reset();
     shard::ShardWriterOptions o;
     o.max_memtable_rows = 25000;  // 8+ SSTables for the initial rows
     catalog_ = std::move(Catalog::Open(dir_.path(), o)).value();
-    auto t = catalog_->CreateTable("default", "nw", ScenarioSchema(), {}, CreateMode::kExistOk);
+    std::optional<LsmWriteSpec> spec;
+    if (buckets_ > 0) {
+      spec = LsmWriteSpec{};
+      spec->mode = ShardingMode::kBucket;
+      spec->column = "id";
+      spec->num_buckets = buckets_;
+    }
+    auto t =
+        catalog_->CreateTable("default", "nw", ScenarioSchema(), {}, CreateMode::kExistOk, spec);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     table_ = *t;
   }
@@ -1082,13 +1093,16 @@ class NewestWins {
   std::map<int64_t, int64_t> model_;
 
  private:
+  const int64_t buckets_;
   ScratchDir dir_;
   std::unique_ptr<Catalog> catalog_;
   std::shared_ptr<Table> table_;
 };
 
-TEST(Differential, NewestWinsAt200kRows) {
-  NewestWins s;
+// The scenarios of public bug reports (upserts across a flush, a delete after an upsert,
+// filters the old versions pass) on `buckets` shards (0: unsharded).
+void RunNewestWins(int64_t buckets) {
+  NewestWins s(buckets);
   ASSERT_NO_FATAL_FAILURE(s.Open());
   // 200,000 rows, n = id % 100, flushed into SSTables.
   {
@@ -1129,6 +1143,10 @@ TEST(Differential, NewestWinsAt200kRows) {
   ASSERT_NO_FATAL_FAILURE(s.Open());
   ASSERT_NO_FATAL_FAILURE(s.Check("after a reopen"));
 }
+
+TEST(Differential, NewestWinsAt200kRows) { RunNewestWins(0); }
+
+TEST(Differential, NewestWinsAt200kRowsOnFourBuckets) { RunNewestWins(4); }
 
 }  // namespace
 }  // namespace strata::table
