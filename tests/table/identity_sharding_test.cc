@@ -388,6 +388,58 @@ TEST(IdentitySharding, ARefusedWriteAddsNoShard) {
   EXPECT_EQ(Values(**reopened.GetTable("default", "t")), (std::vector<std::string>{"a", "b"}));
 }
 
+// Writers adding shards while the background maintenance compacts and collects garbage over
+// the shard list they change (BaseTable::SetShards), and readers count: every row once.
+TEST(IdentitySharding, ConcurrentWritersAddShardsWhileTheBaseCompacts) {
+  TempDir dir;
+  auto store = *io::LocalObjectStore::Open(dir.path());
+  shard::ShardWriterOptions small;
+  small.max_memtable_rows = 30;  // seals, flushes and compactions all the time
+  base::CompactionOptions background;
+  background.l0_trigger_count = 2;
+  background.poll_interval = 5ms;
+  background.gc_interval = 1s;
+  LocalCatalog catalog(store, small, background);
+  auto t =
+      *catalog.CreateTable("default", "t", RegionSchema(), {}, CreateMode::kCreate, ByRegion());
+  constexpr int kWriters = 4, kWrites = 40;
+  std::atomic<bool> writing{true};
+  std::atomic<int> bad_counts{0};
+  std::thread reader([&] {
+    int64_t last = 0;
+    while (writing.load()) {
+      const int64_t n = t->Snapshot().num_rows;
+      if (n < last) bad_counts++;  // rows are only added
+      last = n;
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kWrites; ++i) {
+        // Each write: 5 ids of a value shared by all writers and 5 of the writer's own new one.
+        const std::string shared = "s" + std::to_string(i / 4);
+        const std::string own = "w" + std::to_string(w) + "-" + std::to_string(i);
+        auto r = t->Insert(
+            {Rows(Concat(In(shared, w * 1000 + i * 5, w * 1000 + i * 5 + 5), In(own, 0, 5)), i)});
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+      }
+    });
+  }
+  for (auto& th : writers) th.join();
+  writing = false;
+  reader.join();
+  EXPECT_EQ(bad_counts.load(), 0) << "a read saw fewer rows than an earlier one";
+  const Model m = Read(*t);
+  EXPECT_EQ(m.size(), static_cast<size_t>(kWriters * kWrites * 10));
+  const auto values = Values(*t);
+  EXPECT_EQ(values.size(), static_cast<size_t>(kWriters * kWrites + kWrites / 4));
+  EXPECT_EQ(std::set<std::string>(values.begin(), values.end()).size(), values.size());
+  auto c = t->Compact(shard::Clock::now() + 60s);
+  ASSERT_TRUE(c.ok() || c.status().IsAlreadyExists()) << c.status().ToString();
+  EXPECT_EQ(Read(*t), m);
+}
+
 // ---- SIGKILL while writes add shards ---------------------------------------------------
 
 // A new region every kIdsPerRegion ids: the writers keep adding shards.
