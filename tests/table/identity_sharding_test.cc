@@ -509,20 +509,14 @@ TEST(IdentitySharding, AcknowledgedWritesSurviveSigkillWhileShardsAreAdded) {
     for (const auto& [k, v] : live) {
       ASSERT_TRUE(distinct.count(k.first)) << "row of " << k.first << " but no shard holds it";
     }
-    for (const auto& [first, w] : writes) {
-      int64_t present = 0;
-      for (const auto& k : Written(first, w.n)) present += live.count(k);
-      if (w.acked == 1) {
-        ++acked_writes;
-        ASSERT_EQ(present, w.n) << "acknowledged write [" << first << ", " << first + w.n
-                                << ") has " << present << " rows after cycle " << cycle;
-      } else {
-        ++torn_checked;
-        ASSERT_TRUE(present == 0 || present == w.n)
-            << "unacknowledged write [" << first << ", " << first + w.n << ") is torn: " << present
-            << " rows after cycle " << cycle;
-      }
-    }
+    const auto check = strata::testing::CheckWrites(writes, [&](int64_t first, int64_t n) {
+      int64_t have = 0;
+      for (const auto& k : Written(first, n)) have += live.count(k);
+      return have;
+    });
+    acked_writes += check.acked;
+    torn_checked += check.in_flight;
+    ASSERT_TRUE(check.error.empty()) << check.error << " after cycle " << cycle;
     for (const auto& [first, w] : writes) next_id = std::max(next_id, first + w.n);
     // The next cycle starts with a region the table has not seen yet.
     next_id = (next_id / kIdsPerRegion + 1) * kIdsPerRegion;

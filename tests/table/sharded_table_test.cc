@@ -27,6 +27,7 @@
 #include "table/local_catalog.h"
 #include "table/lsm_write_spec.h"
 #include "table/primary_key.h"
+#include "table_test_util.h"
 
 namespace strata::table {
 namespace {
@@ -63,13 +64,7 @@ std::vector<int64_t> Range(int64_t from, int64_t to) {
   return out;
 }
 
-LsmWriteSpec Buckets(int64_t n) {
-  LsmWriteSpec s;
-  s.mode = ShardingMode::kBucket;
-  s.column = "id";
-  s.num_buckets = n;
-  return s;
-}
+LsmWriteSpec Buckets(int64_t n) { return strata::testing::BucketsOnId(n); }
 
 int32_t BucketOf(int64_t id, int32_t n) { return format::BucketOf(format::BucketHashInt64(id), n); }
 
@@ -554,20 +549,14 @@ TEST(ShardedTable, AcknowledgedMultiShardWritesSurviveSigkillEachAllOrNothing) {
     ASSERT_TRUE(table.ok()) << table.status().ToString();
     ASSERT_EQ((*table)->DescribeShards().size(), 4u);
     const Model live = Read(**table);
-    for (const auto& [first, w] : writes) {
-      int64_t present = 0;
-      for (int64_t id = first; id < first + w.n; ++id) present += live.count(id);
-      if (w.acked == 1) {
-        ++acked_writes;
-        ASSERT_EQ(present, w.n) << "acknowledged write [" << first << ", " << first + w.n
-                                << ") has " << present << " rows after cycle " << cycle;
-      } else {
-        ++torn_checked;
-        ASSERT_TRUE(present == 0 || present == w.n)
-            << "unacknowledged write [" << first << ", " << first + w.n << ") is torn: " << present
-            << " rows after cycle " << cycle;
-      }
-    }
+    const auto check = strata::testing::CheckWrites(writes, [&](int64_t first, int64_t n) {
+      int64_t have = 0;
+      for (int64_t id = first; id < first + n; ++id) have += live.count(id);
+      return have;
+    });
+    acked_writes += check.acked;
+    torn_checked += check.in_flight;
+    ASSERT_TRUE(check.error.empty()) << check.error << " after cycle " << cycle;
     next_id = (live.empty() ? next_id : std::max(next_id, live.rbegin()->first + 1)) + 1000;
     for (const auto& [first, w] : writes) next_id = std::max(next_id, first + w.n + 1000);
   }

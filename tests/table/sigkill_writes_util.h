@@ -103,4 +103,36 @@ inline std::map<int64_t, WriteRecord> RunAndKill(const std::function<void(int fd
   return writes;
 }
 
+/// Counts of CheckWrites.
+struct WriteCheck {
+  int64_t acked = 0;      // acknowledged writes checked
+  int64_t in_flight = 0;  // unacknowledged writes checked
+  std::string error;      // the first violation; empty when every write held
+};
+
+/// Checks `writes` after a restart: `present(first, n)` counts the rows of write [first,
+/// first + n) the table holds. An acknowledged write must hold all n, an unacknowledged one 0
+/// or n (all or nothing).
+inline WriteCheck CheckWrites(const std::map<int64_t, WriteRecord>& writes,
+                              const std::function<int64_t(int64_t first, int64_t n)>& present) {
+  WriteCheck out;
+  for (const auto& [first, w] : writes) {
+    const int64_t have = present(first, w.n);
+    const std::string range =
+        "[" + std::to_string(first) + ", " + std::to_string(first + w.n) + ")";
+    if (w.acked == 1) {
+      ++out.acked;
+      if (have != w.n && out.error.empty()) {
+        out.error = "acknowledged write " + range + " has " + std::to_string(have) + " rows";
+      }
+    } else {
+      ++out.in_flight;
+      if (have != 0 && have != w.n && out.error.empty()) {
+        out.error = "unacknowledged write " + range + " is torn: " + std::to_string(have) + " rows";
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace strata::testing
