@@ -76,8 +76,7 @@ Status LocalTable::SetLsmWriteSpec(std::optional<LsmWriteSpec> spec) {
   const size_t count = spec ? static_cast<size_t>(std::max<int64_t>(1, spec->NumShards())) : 1;
   // Identity keeps its shards only for the same column; any other change of mode, column or
   // bucket count moves rows between shards.
-  const bool was_identity =
-      manifest_.has_lsm_write_spec() && manifest_.lsm_write_spec().mode() == "identity";
+  const bool was_identity = HasIdentitySpec(manifest_);
   const bool identity = spec && spec->mode == ShardingMode::kIdentity;
   const bool reshard =
       identity || was_identity
@@ -117,9 +116,8 @@ Status LocalTable::ReshardEmptyLocked(format::TableManifest m, size_t count, Tie
   // without live rows changes its shard count, so nothing can be lost or duplicated.
   STRATA_ASSIGN_OR_RETURN(auto view, SnapshotLocked());
   if (view->num_rows > 0) {
-    const bool identity = m.has_lsm_write_spec() && m.lsm_write_spec().mode() == "identity";
-    const bool was_identity =
-        manifest_.has_lsm_write_spec() && manifest_.lsm_write_spec().mode() == "identity";
+    const bool identity = HasIdentitySpec(m);
+    const bool was_identity = HasIdentitySpec(manifest_);
     const std::string change =
         identity || was_identity
             ? "changing how rows map to shards (identity sharding by a column is kept only "

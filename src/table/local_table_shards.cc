@@ -35,10 +35,6 @@ void CloseAll(std::vector<std::unique_ptr<shard::ShardWriter>>& shards) {
 // each new value commits a manifest: 1,024 values of 1 KiB keep one under about 1 MiB.
 constexpr size_t kMaxIdentityValueBytes = 1024;
 
-bool IsIdentity(const format::TableManifest& m) {
-  return m.has_lsm_write_spec() && m.lsm_write_spec().mode() == "identity";
-}
-
 }  // namespace
 
 void LocalTable::AttachBase(const std::shared_ptr<base::BaseTable>& base,
@@ -64,7 +60,9 @@ shard::ShardWriterOptions LocalTable::LaneOptions(shard::ShardWriterOptions o,
   return o;
 }
 
-bool LocalTable::SharedBaseLocked() const { return shards_.size() > 1 || IsIdentity(manifest_); }
+bool LocalTable::SharedBaseLocked() const {
+  return shards_.size() > 1 || HasIdentitySpec(manifest_);
+}
 
 Result<LocalTable::Tier> LocalTable::OpenTier(const format::TableManifest& m,
                                               const arrow::SchemaPtr& schema,
@@ -75,7 +73,7 @@ Result<LocalTable::Tier> LocalTable::OpenTier(const format::TableManifest& m,
                               std::to_string(shard::Liveness::kMaxLanes));
   }
   STRATA_ASSIGN_OR_RETURN(shard::ShardWriterOptions opts, ShardOptionsFor(m));
-  if (IsIdentity(m) && m.shard_values_size() != static_cast<int>(shard_ids.size())) {
+  if (HasIdentitySpec(m) && m.shard_values_size() != static_cast<int>(shard_ids.size())) {
     return Status::Corruption("table '" + name_ + "' lists " + std::to_string(shard_ids.size()) +
                               " shards but " + std::to_string(m.shard_values_size()) +
                               " identity shard values");
@@ -83,7 +81,7 @@ Result<LocalTable::Tier> LocalTable::OpenTier(const format::TableManifest& m,
   Tier tier;
   STRATA_ASSIGN_OR_RETURN(tier.base, OpenBase(m.base(), schema, shard_ids[0], &opts));
   // Identity sharding adds shards later: its base is shared from the first one.
-  const bool shared = shard_ids.size() > 1 || IsIdentity(m);
+  const bool shared = shard_ids.size() > 1 || HasIdentitySpec(m);
   if (shared) tier.base->MarkShared();
   tier.values.assign(m.shard_values().begin(), m.shard_values().end());
   for (size_t i = 0; i < shard_ids.size(); ++i) {
@@ -107,7 +105,7 @@ Result<LocalTable::Tier> LocalTable::WriteFreshTier(
   STRATA_RETURN_IF_ERROR(shard::ConformBatches(schema, batches).status());
   std::vector<std::vector<arrow::RecordBatchPtr>> parts;
   std::vector<std::string> values;  // identity: each shard's value
-  if (IsIdentity(m)) {
+  if (HasIdentitySpec(m)) {
     STRATA_ASSIGN_OR_RETURN(LsmWriteSpec spec, LsmWriteSpecFromProto(m.lsm_write_spec()));
     if (RowsOf(batches) > 0) {
       STRATA_ASSIGN_OR_RETURN(auto routed, RouteRows(spec, batches));
@@ -346,7 +344,8 @@ Result<uint64_t> LocalTable::WriteAddingShards(
 }
 
 Status LocalTable::AddIdentityShardsLocked(const std::vector<std::string>& values) {
-  if (!IsIdentity(manifest_)) return Status::OK();  // the spec changed: the caller routes again
+  if (!HasIdentitySpec(manifest_))
+    return Status::OK();  // the spec changed: the caller routes again
   std::vector<std::string> need;
   for (const auto& v : values) {
     if (std::find(manifest_.shard_values().begin(), manifest_.shard_values().end(), v) ==
@@ -426,7 +425,7 @@ Status LocalTable::AddIdentityShardsLocked(const std::vector<std::string>& value
 
 std::vector<std::string> LocalTable::IdentityValues() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  if (dropped_ || !IsIdentity(manifest_)) return {};
+  if (dropped_ || !HasIdentitySpec(manifest_)) return {};
   return {manifest_.shard_values().begin(), manifest_.shard_values().end()};
 }
 

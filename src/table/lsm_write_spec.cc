@@ -260,6 +260,11 @@ Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& targe
   return ValidateWriterConfig(spec.writer_config_defaults);
 }
 
+bool HasIdentitySpec(const format::TableManifest& m) {
+  return m.has_lsm_write_spec() &&
+         m.lsm_write_spec().mode() == ShardingModeName(ShardingMode::kIdentity);
+}
+
 format::LsmWriteSpec LsmWriteSpecToProto(const LsmWriteSpec& spec) {
   format::LsmWriteSpec p;
   p.set_mode(ShardingModeName(spec.mode));

@@ -76,6 +76,10 @@ struct LsmSpecTarget {
 /// ValidateWriterConfig. Errors: Invalid naming the field and the rule.
 Status ValidateLsmWriteSpec(const LsmWriteSpec& spec, const LsmSpecTarget& target);
 
+/// Whether table manifest `m` holds an identity spec (one shard per value, added as values
+/// arrive: LocalTable keeps its base shared and its shard_values).
+bool HasIdentitySpec(const format::TableManifest& m);
+
 /// Manifest form (format/proto/table_manifest.proto LsmWriteSpec) and back.
 format::LsmWriteSpec LsmWriteSpecToProto(const LsmWriteSpec& spec);
 /// Errors: Corruption naming the bad field (an unknown mode, a bucket count out of range).
